@@ -1,0 +1,256 @@
+{{/* Names, labels and the pod template shared by the query service and the indexer. */}}
+
+{{- define "ragstream.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Room is left for the "-indexer" and "-headless" suffixes within 63 characters. */}}
+{{- define "ragstream.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 45 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 45 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 45 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "ragstream.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+app.kubernetes.io/name: {{ include "ragstream.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: ragstream
+{{- end }}
+
+{{/* Arguments: dict "root" $ "component" "query"|"indexer". */}}
+{{- define "ragstream.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "ragstream.name" .root }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end }}
+
+{{- define "ragstream.componentLabels" -}}
+{{ include "ragstream.labels" .root }}
+app.kubernetes.io/component: {{ .component }}
+{{- end }}
+
+{{- define "ragstream.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "ragstream.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "ragstream.image" -}}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+{{- end }}
+
+{{/*
+One setting as an environment variable's text. Lists become JSON (what the settings loader
+parses for list fields). YAML numbers arrive as floats: whole ones are printed as integers,
+since 10000000 would otherwise print as 1e+07, which an integer setting rejects.
+*/}}
+{{- define "ragstream.envValue" -}}
+{{- if kindIs "slice" . }}
+{{- toJson . }}
+{{- else if and (kindIs "float64" .) (eq . (floor .)) }}
+{{- int64 . }}
+{{- else }}
+{{- . }}
+{{- end }}
+{{- end }}
+
+{{/* Mirrors the settings' own cross-field checks, so a bad pair fails at install, not in a crash loop. */}}
+{{- define "ragstream.validate" -}}
+{{- $c := .Values.config }}
+{{- if ge (int $c.chunking.overlap_tokens) (int $c.chunking.chunk_tokens) }}
+{{- fail "config.chunking.overlap_tokens must be smaller than config.chunking.chunk_tokens" }}
+{{- end }}
+{{- if and (not .Values.indexer.keda.enabled) (gt (int .Values.indexer.replicaCount) (int $c.bus.partitions)) }}
+{{- fail (printf "indexer.replicaCount (%d) exceeds config.bus.partitions (%d): the extra consumers would sit idle" (int .Values.indexer.replicaCount) (int $c.bus.partitions)) }}
+{{- end }}
+{{- if and .Values.otel.enabled (not .Values.otel.endpoint) }}
+{{- fail "otel.endpoint is required when otel.enabled is true" }}
+{{- end }}
+{{- end }}
+
+{{/* Credentials (secretKeyRef), OpenTelemetry, then the component's extraEnv. Arguments: dict "root" $ "component" NAME "values" COMPONENT_VALUES. */}}
+{{- define "ragstream.env" -}}
+{{- $root := .root }}
+{{- range $section, $fields := $root.Values.secrets }}
+{{- range $field, $ref := $fields }}
+{{- if $ref.name }}
+- name: {{ printf "RAGSTREAM_%s__%s" $section $field | upper }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ $ref.name | quote }}
+      key: {{ $ref.key | quote }}
+{{- end }}
+{{- end }}
+{{- end }}
+- name: POD_NAME
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.name
+- name: POD_NAMESPACE
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.namespace
+- name: OTEL_SERVICE_NAME
+  value: {{ printf "%s-%s" (include "ragstream.fullname" $root) .component | quote }}
+{{- $attributes := list "k8s.pod.name=$(POD_NAME)" "k8s.namespace.name=$(POD_NAMESPACE)" (printf "service.version=%s" $root.Chart.AppVersion) }}
+{{- range $key, $value := $root.Values.otel.resourceAttributes }}
+{{- $attributes = append $attributes (printf "%s=%s" $key $value) }}
+{{- end }}
+- name: OTEL_RESOURCE_ATTRIBUTES
+  value: {{ join "," $attributes | quote }}
+{{- with $root.Values.otel }}
+{{- if .enabled }}
+- name: OTEL_TRACES_EXPORTER
+  value: otlp
+- name: OTEL_EXPORTER_OTLP_ENDPOINT
+  value: {{ .endpoint | quote }}
+- name: OTEL_EXPORTER_OTLP_PROTOCOL
+  value: grpc
+- name: OTEL_EXPORTER_OTLP_INSECURE
+  value: {{ .insecure | quote }}
+- name: OTEL_TRACES_SAMPLER
+  value: {{ .sampler | quote }}
+- name: OTEL_TRACES_SAMPLER_ARG
+  value: {{ .samplerArg | quote }}
+{{- if .headers.name }}
+- name: OTEL_EXPORTER_OTLP_HEADERS
+  valueFrom:
+    secretKeyRef:
+      name: {{ .headers.name | quote }}
+      key: {{ .headers.key | quote }}
+{{- end }}
+{{- else }}
+- name: OTEL_SDK_DISABLED
+  value: "true"
+- name: OTEL_TRACES_EXPORTER
+  value: none
+{{- end }}
+- name: OTEL_METRICS_EXPORTER
+  value: none
+- name: OTEL_LOGS_EXPORTER
+  value: none
+{{- end }}
+{{- with .values.extraEnv }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/* A native gRPC probe on grpc.health.v1 (the empty service name: the whole server). */}}
+{{- define "ragstream.grpcProbe" -}}
+grpc:
+  port: {{ .port }}
+  service: ""
+periodSeconds: {{ .probe.periodSeconds }}
+timeoutSeconds: {{ .probe.timeoutSeconds }}
+failureThreshold: {{ .probe.failureThreshold }}
+{{- end }}
+
+{{/*
+The pod template of both Deployments. Its security settings are fixed, not values: they meet
+the Kubernetes "restricted" Pod Security Standard, and the image runs as uid 10001.
+Arguments: dict "root" $ "component" NAME "values" COMPONENT_VALUES "args" LIST "portName" NAME "port" INT.
+*/}}
+{{- define "ragstream.podTemplate" -}}
+{{- $root := .root }}
+{{- $v := .values }}
+metadata:
+  labels:
+    {{- include "ragstream.componentLabels" . | nindent 4 }}
+    {{- with $root.Values.podLabels }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+  annotations:
+    checksum/config: {{ include (print $root.Template.BasePath "/configmap.yaml") $root | sha256sum }}
+    {{- with $root.Values.podAnnotations }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+spec:
+  serviceAccountName: {{ include "ragstream.serviceAccountName" $root }}
+  automountServiceAccountToken: false
+  {{- with $root.Values.imagePullSecrets }}
+  imagePullSecrets:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  terminationGracePeriodSeconds: {{ $v.terminationGracePeriodSeconds }}
+  securityContext:
+    runAsNonRoot: true
+    runAsUser: 10001
+    runAsGroup: 10001
+    fsGroup: 10001
+    seccompProfile:
+      type: RuntimeDefault
+  containers:
+    - name: {{ .component }}
+      image: {{ include "ragstream.image" $root | quote }}
+      imagePullPolicy: {{ $root.Values.image.pullPolicy }}
+      command: ["ragstream"]
+      args:
+        {{- toYaml .args | nindent 8 }}
+      ports:
+        - name: {{ .portName }}
+          containerPort: {{ .port }}
+          protocol: TCP
+      envFrom:
+        - configMapRef:
+            name: {{ include "ragstream.fullname" $root }}
+      env:
+        {{- include "ragstream.env" . | nindent 8 }}
+      startupProbe:
+        {{- include "ragstream.grpcProbe" (dict "port" .port "probe" $v.probes.startup) | nindent 8 }}
+      livenessProbe:
+        {{- include "ragstream.grpcProbe" (dict "port" .port "probe" $v.probes.liveness) | nindent 8 }}
+      readinessProbe:
+        {{- include "ragstream.grpcProbe" (dict "port" .port "probe" $v.probes.readiness) | nindent 8 }}
+      resources:
+        {{- toYaml $v.resources | nindent 8 }}
+      securityContext:
+        runAsNonRoot: true
+        runAsUser: 10001
+        runAsGroup: 10001
+        allowPrivilegeEscalation: false
+        privileged: false
+        readOnlyRootFilesystem: true
+        capabilities:
+          drop: ["ALL"]
+        seccompProfile:
+          type: RuntimeDefault
+      volumeMounts:
+        - name: tmp
+          mountPath: /tmp
+  volumes:
+    - name: tmp
+      emptyDir:
+        sizeLimit: {{ $v.tmpSizeLimit }}
+  {{- with $v.nodeSelector }}
+  nodeSelector:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with $v.tolerations }}
+  tolerations:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with $v.affinity }}
+  affinity:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with $v.topologySpreadConstraints }}
+  topologySpreadConstraints:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+{{- end }}

@@ -1,0 +1,118 @@
+"""The client side of the CLI: gRPC calls to a running `ragstream serve`."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+
+import grpc
+from ragstream.cli.files import FileDocument
+from ragstream.v1 import (
+    common_pb2,
+    ingest_pb2,
+    ingest_pb2_grpc,
+    query_pb2,
+    query_pb2_grpc,
+)
+
+FINAL_STATES = (
+    common_pb2.DOCUMENT_STATE_PROCESSED,
+    common_pb2.DOCUMENT_STATE_FAILED,
+    common_pb2.DOCUMENT_STATE_DELETED,
+)
+PUBLISH_BATCH = 64
+
+
+class Client:
+    """One channel to the server; use as `async with Client(address) as client:`."""
+
+    def __init__(self, address: str, max_message_mb: int = 64) -> None:
+        limit = max_message_mb * 1024 * 1024
+        self._channel = grpc.aio.insecure_channel(
+            address,
+            options=[
+                ("grpc.max_receive_message_length", limit),
+                ("grpc.max_send_message_length", limit),
+            ],
+        )
+        self.query = query_pb2_grpc.QueryServiceStub(self._channel)
+        self.ingest = ingest_pb2_grpc.IngestServiceStub(self._channel)
+
+    async def __aenter__(self) -> Client:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._channel.close()
+
+    async def publish(
+        self, workspace: str, documents: Sequence[FileDocument]
+    ) -> list[ingest_pb2.PublishResult]:
+        results: list[ingest_pb2.PublishResult] = []
+        for start in range(0, len(documents), PUBLISH_BATCH):
+            batch = documents[start : start + PUBLISH_BATCH]
+            request = ingest_pb2.PublishDocumentsRequest(
+                workspace=workspace,
+                documents=[
+                    ingest_pb2.DocumentInput(
+                        doc_id=d.doc_id, content=d.content, file_path=str(d.path), version=d.version
+                    )
+                    for d in batch
+                ],
+            )
+            response = await self.ingest.PublishDocuments(request)
+            results.extend(response.results)
+        return results
+
+    async def wait_until_done(
+        self,
+        workspace: str,
+        published: Sequence[ingest_pb2.PublishResult],
+        timeout_s: float,
+        poll_s: float = 0.25,
+    ) -> list[common_pb2.DocumentStatus]:
+        """Statuses once every document reached its published version in a final state."""
+        wanted = {r.doc_id: r.version for r in published}
+        deadline = time.monotonic() + timeout_s
+        while True:
+            statuses = await self.status(workspace, list(wanted))
+            done = [
+                s for s in statuses if s.version >= wanted[s.doc_id] and s.state in FINAL_STATES
+            ]
+            if len(done) == len(wanted):
+                return done
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{len(wanted) - len(done)} documents not indexed in time")
+            await asyncio.sleep(poll_s)
+
+    async def status(
+        self, workspace: str, doc_ids: Sequence[str]
+    ) -> list[common_pb2.DocumentStatus]:
+        statuses: list[common_pb2.DocumentStatus] = []
+        for start in range(0, len(doc_ids), 500):
+            response = await self.ingest.GetDocumentStatus(
+                ingest_pb2.GetDocumentStatusRequest(
+                    workspace=workspace, doc_ids=doc_ids[start : start + 500]
+                )
+            )
+            statuses.extend(response.documents)
+        return statuses
+
+    async def list_all(
+        self, workspace: str, state: common_pb2.DocumentState.ValueType
+    ) -> list[common_pb2.DocumentStatus]:
+        statuses: list[common_pb2.DocumentStatus] = []
+        token = ""
+        while True:
+            response = await self.ingest.ListDocuments(
+                ingest_pb2.ListDocumentsRequest(
+                    workspace=workspace, state=state, page_size=500, page_token=token
+                )
+            )
+            statuses.extend(response.documents)
+            token = response.next_page_token
+            if not token:
+                return statuses
+
+    async def ask(self, request: query_pb2.QueryRequest) -> query_pb2.QueryResponse:
+        return await self.query.Query(request)

@@ -1,0 +1,142 @@
+"""Client commands: each returns the process exit code (0 ok, 1 some items failed, 2 error)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import grpc
+from google.protobuf import json_format
+from ragstream.cli.client import Client
+from ragstream.cli.files import read_all
+from ragstream.v1 import common_pb2, ingest_pb2, query_pb2
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+out = Console()
+err = Console(stderr=True)
+_MODES = {
+    "local": query_pb2.QUERY_MODE_LOCAL,
+    "global": query_pb2.QUERY_MODE_GLOBAL,
+    "hybrid": query_pb2.QUERY_MODE_HYBRID,
+    "mix": query_pb2.QUERY_MODE_MIX,
+    "naive": query_pb2.QUERY_MODE_NAIVE,
+    "bypass": query_pb2.QUERY_MODE_BYPASS,
+    "": query_pb2.QUERY_MODE_UNSPECIFIED,
+}
+
+
+def _rpc_error(exc: grpc.aio.AioRpcError, server: str) -> int:
+    err.print(f"[red]error[/red] from {server}: {exc.code().name}: {exc.details()}")
+    return 2
+
+
+def state_name(state: common_pb2.DocumentState.ValueType) -> str:
+    return common_pb2.DocumentState.Name(state).removeprefix("DOCUMENT_STATE_").lower()
+
+
+async def ingest(
+    server: str, workspace: str, paths: list[Path], wait: bool, timeout_s: float
+) -> int:
+    documents, errors = read_all(paths)
+    for error in errors:
+        err.print(f"[red]skipped[/red] {error.path}: {error.reason}")
+    try:
+        async with Client(server) as client:
+            published = await client.publish(workspace, documents)
+            out.print(f"published {len(published)} documents to workspace '{workspace}'")
+            if wait and published:
+                statuses = await _wait(client, workspace, published, timeout_s)
+                failed = [s for s in statuses if s.state == common_pb2.DOCUMENT_STATE_FAILED]
+                for s in failed:
+                    err.print(f"[red]failed[/red] {s.doc_id}: {s.error}")
+                out.print(f"indexed {len(statuses) - len(failed)}, failed {len(failed)}")
+                errors_total = len(errors) + len(failed)
+                return 1 if errors_total else 0
+    except grpc.aio.AioRpcError as exc:
+        return _rpc_error(exc, server)
+    return 1 if errors else 0
+
+
+async def _wait(
+    client: Client, workspace: str, published: list[ingest_pb2.PublishResult], timeout: float
+) -> list[common_pb2.DocumentStatus]:
+    with Progress(transient=True, console=err) as progress:
+        progress.add_task("indexing", total=None)
+        return await client.wait_until_done(workspace, published, timeout)
+
+
+async def delete(server: str, workspace: str, doc_ids: list[str]) -> int:
+    try:
+        async with Client(server) as client:
+            await client.ingest.DeleteDocuments(
+                ingest_pb2.DeleteDocumentsRequest(workspace=workspace, doc_ids=doc_ids)
+            )
+    except grpc.aio.AioRpcError as exc:
+        return _rpc_error(exc, server)
+    out.print(f"published delete events for {len(doc_ids)} documents")
+    return 0
+
+
+async def status(server: str, workspace: str, doc_id: str | None) -> int:
+    try:
+        async with Client(server) as client:
+            if doc_id:
+                statuses = await client.status(workspace, [doc_id])
+            else:
+                statuses = await client.list_all(workspace, common_pb2.DOCUMENT_STATE_UNSPECIFIED)
+    except grpc.aio.AioRpcError as exc:
+        return _rpc_error(exc, server)
+    if doc_id and not statuses:
+        err.print(f"unknown document {doc_id!r} in workspace '{workspace}'")
+        return 1
+    table = Table("doc_id", "state", "version", "chunks", "ms", "error")
+    for s in statuses:
+        table.add_row(
+            s.doc_id,
+            state_name(s.state),
+            str(s.version),
+            str(s.chunk_count),
+            f"{s.processing_ms:.0f}",
+            s.error,
+        )
+    out.print(table)
+    return 0
+
+
+async def ask(
+    server: str, workspace: str, text: str, mode: str, context_only: bool, as_json: bool
+) -> int:
+    if mode not in _MODES:
+        err.print(f"unknown mode {mode!r}: choose one of {', '.join(m for m in _MODES if m)}")
+        return 2
+    request = query_pb2.QueryRequest(
+        workspace=workspace,
+        query=text,
+        params=query_pb2.QueryParams(mode=_MODES[mode], only_need_context=context_only),
+    )
+    try:
+        async with Client(server) as client:
+            response = await client.ask(request)
+    except grpc.aio.AioRpcError as exc:
+        return _rpc_error(exc, server)
+    if as_json:
+        out.print_json(json.dumps(json_format.MessageToDict(response)))
+    else:
+        print_answer(response)
+    return 0
+
+
+def print_answer(response: query_pb2.QueryResponse) -> None:
+    if response.answer:
+        out.print(response.answer)
+    for note in response.notes:
+        out.print(f"[yellow]note:[/yellow] {note}")
+    out.print("[bold]Sources[/bold]")
+    for ref in response.references:
+        out.print(f"  [{ref.reference_id}] {ref.doc_id}")
+    timings = ", ".join(f"{t.stage} {t.duration_ms:.1f} ms" for t in response.timings)
+    out.print(f"[dim]timings: {timings}[/dim]")
+    providers = response.providers
+    out.print(f"[dim]providers: embedding={providers.embedding}, llm={providers.llm}[/dim]")

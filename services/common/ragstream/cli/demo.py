@@ -1,0 +1,109 @@
+"""`make demo`: a real server on a temporary directory, the corpus in, five answers out."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from ragstream.cli.client import Client
+from ragstream.cli.commands import _MODES, print_answer
+from ragstream.cli.files import read_all
+from ragstream.v1 import query_pb2
+from rich.console import Console
+from rich.rule import Rule
+
+out = Console()
+WORKSPACE = "demo"
+QUESTIONS = 5
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start_server(data_dir: Path, address: str, log_path: Path) -> subprocess.Popen[bytes]:
+    command = [sys.executable, "-m", "ragstream.cli.main", "serve", "--data-dir", str(data_dir)]
+    with log_path.open("wb") as log:
+        return subprocess.Popen(
+            [*command, "--listen", address], stdout=log, stderr=subprocess.STDOUT, env=os.environ
+        )
+
+
+async def wait_serving(address: str, server: subprocess.Popen[bytes], timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    async with grpc.aio.insecure_channel(address) as channel:
+        stub = health_pb2_grpc.HealthStub(channel)
+        while time.monotonic() < deadline:
+            if server.poll() is not None:
+                raise RuntimeError(f"server exited with code {server.returncode}")
+            try:
+                reply = await stub.Check(health_pb2.HealthCheckRequest(), timeout=1)
+                if reply.status == health_pb2.HealthCheckResponse.SERVING:
+                    return
+            except grpc.aio.AioRpcError:
+                pass
+            await asyncio.sleep(0.2)
+    raise TimeoutError(f"server at {address} not serving after {timeout_s:.0f} s")
+
+
+async def ingest_and_ask(address: str, corpus: Path, questions: list[dict[str, str]]) -> None:
+    documents, errors = read_all([corpus])
+    for error in errors:
+        out.print(f"[red]skipped[/red] {error.path}: {error.reason}")
+    async with Client(address) as client:
+        started = time.monotonic()
+        published = await client.publish(WORKSPACE, documents)
+        out.print(f"published {len(published)} documents through the event log")
+        statuses = await client.wait_until_done(WORKSPACE, published, timeout_s=240)
+        chunks = sum(s.chunk_count for s in statuses)
+        out.print(
+            f"indexed {len(statuses)} documents ({chunks} chunks) "
+            f"in {time.monotonic() - started:.1f} s"
+        )
+        for number, item in enumerate(questions[:QUESTIONS], start=1):
+            out.print(Rule(f"Question {number} ({item['mode']})"))
+            out.print(f"[bold]{item['question']}[/bold]")
+            response = await client.ask(
+                query_pb2.QueryRequest(
+                    workspace=WORKSPACE,
+                    query=item["question"],
+                    params=query_pb2.QueryParams(mode=_MODES[item["mode"]], chunk_top_k=5),
+                )
+            )
+            print_answer(response)
+
+
+def run_demo(corpus: Path, questions_file: Path) -> int:
+    questions = json.loads(questions_file.read_text(encoding="utf-8"))
+    with tempfile.TemporaryDirectory(prefix="ragstream-demo-") as tmp:
+        address = f"127.0.0.1:{free_port()}"
+        log_path = Path(tmp) / "server.log"
+        server = start_server(Path(tmp) / "data", address, log_path)
+        out.print(f"started ragstream serve on {address} (data in {tmp})")
+        try:
+            asyncio.run(wait_serving(address, server, timeout_s=120))
+            asyncio.run(ingest_and_ask(address, corpus, questions))
+        except (RuntimeError, TimeoutError, grpc.aio.AioRpcError) as exc:
+            out.print(f"[red]demo failed:[/red] {exc}")
+            out.print(log_path.read_text(errors="replace")[-4000:])
+            return 1
+        finally:
+            server.send_signal(signal.SIGTERM)
+            try:
+                server.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                server.kill()
+        out.print(Rule("done: server stopped"))
+    return 0

@@ -1,0 +1,119 @@
+"""Wires the configured backends and runs the long-lived processes (`serve`, `indexer`).
+
+The one place where configuration names become objects: a small name-to-factory map per
+role. Everything below receives objects and never looks at the configuration again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+from ragstream.common.bus.protocols import Consumer, Publisher
+from ragstream.common.bus.sqlite_log import SqliteEventLog
+from ragstream.common.bus.topics import Topics
+from ragstream.common.config import ConfigError, Settings
+from ragstream.common.providers.embedding import Embedder, build_embedder
+from ragstream.common.providers.llm import ChatModel, build_chat_model
+from ragstream.common.storage.protocols import DocumentStore, SearchStore
+from ragstream.common.storage.sqlite.db import Database
+from ragstream.common.storage.sqlite.documents import SqliteDocumentStore
+from ragstream.common.storage.sqlite.search import SqliteSearchStore
+from ragstream.indexer.consumer import DocumentConsumer
+from ragstream.indexer.pipeline import DocumentIndexer
+from ragstream.query.engine import QueryEngine
+from ragstream.query.ingest import IngestServicer
+from ragstream.query.server import GrpcServer
+from ragstream.query.service import QueryServicer
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Backends:
+    search: SearchStore
+    docs: DocumentStore
+    publisher: Publisher
+    consumer: Consumer
+    embedder: Embedder
+    chat: ChatModel | None
+    topics: Topics
+
+
+@contextlib.asynccontextmanager
+async def open_backends(settings: Settings) -> AsyncIterator[Backends]:
+    """Opens every backend the settings name; closes them on exit."""
+    if settings.storage.search != "sqlite" or settings.bus.backend != "sqlite":
+        raise ConfigError(
+            "only the embedded backends (storage.search=sqlite, bus.backend=sqlite) "
+            "are available in this build"
+        )
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    topics = Topics(settings.bus.topic_prefix)
+    async with await Database.open(settings.data_dir) as db:
+        log_ = await SqliteEventLog.open(db)
+        consumer = await log_.consumer(settings.bus.group_id, [topics.documents])
+        try:
+            yield Backends(
+                search=await SqliteSearchStore.open(db),
+                docs=await SqliteDocumentStore.open(db),
+                publisher=log_,
+                consumer=consumer,
+                embedder=build_embedder(settings.embedding),
+                chat=build_chat_model(settings.llm),
+                topics=topics,
+            )
+        finally:
+            await consumer.close()
+
+
+def build_server(settings: Settings, backends: Backends, listen: str) -> GrpcServer:
+    engine = QueryEngine(
+        backends.search,
+        backends.embedder,
+        backends.chat,
+        candidates=settings.query.candidates,
+        rrf_k=settings.query.rrf_k,
+    )
+    query = QueryServicer(engine, settings.query, settings.workspace)
+    ingest = IngestServicer(
+        backends.publisher,
+        backends.topics.documents,
+        backends.docs,
+        settings.workspace,
+        settings.indexer.max_document_bytes,
+    )
+    return GrpcServer(listen, query, ingest, settings.server.max_message_mb)
+
+
+def build_consumer(settings: Settings, backends: Backends) -> DocumentConsumer:
+    indexer = DocumentIndexer(backends.docs, backends.search, backends.embedder, settings.chunking)
+    return DocumentConsumer(
+        backends.consumer,
+        backends.publisher,
+        backends.topics.documents_dlt,
+        indexer.apply,
+        settings.indexer,
+    )
+
+
+async def serve(settings: Settings, listen: str, with_indexer: bool = True) -> None:
+    """Runs the gRPC server (and the indexer) until SIGINT or SIGTERM, then drains."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    async with open_backends(settings) as backends:
+        server = build_server(settings, backends, listen)
+        await server.start()
+        print(f"ragstream serving on {listen} (port {server.port})", flush=True)
+        async with asyncio.TaskGroup() as group:
+            if with_indexer:
+                group.create_task(build_consumer(settings, backends).run(stop))
+            await stop.wait()
+            log.info("shutting down")
+            await server.stop()

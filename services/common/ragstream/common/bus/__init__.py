@@ -1,0 +1,1 @@
+"""The event bus (protocols.py) and its backends: an embedded SQLite log, Kafka."""

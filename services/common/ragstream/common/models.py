@@ -1,0 +1,125 @@
+"""Record types shared by the indexer and the query service.
+
+Plain frozen dataclasses: storage backends, stages and the gRPC layer convert to and
+from these, so nothing above the storage layer sees a backend's own types.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+Vector = npt.NDArray[np.float32]
+"""A 1-D float32 embedding, L2-normalized by the embedder (cosine = dot product)."""
+
+
+class Collection(enum.StrEnum):
+    """What a search-store record is."""
+
+    CHUNKS = "chunks"
+    ENTITIES = "entities"
+    RELATIONS = "relations"
+
+
+class DocState(enum.StrEnum):
+    """Lifecycle of a document; mirrors ragstream.v1.DocumentState."""
+
+    PENDING = "pending"
+    PROCESSING = "processing"
+    PROCESSED = "processed"
+    FAILED = "failed"
+    DELETED = "deleted"
+
+
+@dataclass(frozen=True, slots=True)
+class SearchFilter:
+    """Restricts a search to part of a workspace; applied inside the search, never after."""
+
+    doc_ids: frozenset[str] = frozenset()
+    """Only records of these documents (empty: no restriction)."""
+    metadata: Mapping[str, str] = field(default_factory=dict)
+    """Every key must be present in the document's metadata with exactly this value."""
+    time_from: float | None = None
+    """Document timestamp (epoch seconds) at or after this."""
+    time_to: float | None = None
+    """Document timestamp (epoch seconds) before this."""
+
+    @property
+    def is_empty(self) -> bool:
+        return (
+            not self.doc_ids
+            and not self.metadata
+            and self.time_from is None
+            and self.time_to is None
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SearchRecord:
+    """One searchable item (a chunk, an entity or a relation) in the search store."""
+
+    id: str
+    """Deterministic id: chunk id, entity key or relation key."""
+    workspace: str
+    text: str
+    """What is returned to the caller (chunk content, entity description, ...)."""
+    terms: tuple[str, ...]
+    """BM25 terms from our analyzer (so every backend segments text identically)."""
+    vector: Vector
+    doc_ids: tuple[str, ...]
+    """Documents the record comes from (one for a chunk; several for an entity)."""
+    metadata: Mapping[str, str] = field(default_factory=dict)
+    """The source document's metadata (chunks), for metadata filters."""
+    timestamp: float | None = None
+    """The source document's timestamp (epoch seconds), for time-range filters."""
+    attrs: Mapping[str, Any] = field(default_factory=dict)
+    """Collection-specific fields, JSON-serializable (file_path, order, tokens, name, ...)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """A search result: the record and its score under the search that found it."""
+
+    record: SearchRecord
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A piece of a document, the unit of retrieval."""
+
+    id: str
+    """hash(workspace, doc_id, content): unchanged text keeps its id across edits."""
+    workspace: str
+    doc_id: str
+    content: str
+    tokens: int
+    order: int
+    """Position of the chunk in its document (0-based)."""
+    file_path: str = ""
+
+
+@dataclass(slots=True)
+class DocumentRecord:
+    """The indexer's state of one document (status, identity, chunk list)."""
+
+    workspace: str
+    doc_id: str
+    version: int
+    state: DocState
+    content_hash: str = ""
+    file_path: str = ""
+    metadata: Mapping[str, str] = field(default_factory=dict)
+    timestamp: float | None = None
+    error: str = ""
+    chunk_ids: tuple[str, ...] = ()
+    entity_count: int = 0
+    relation_count: int = 0
+    created_at: float = 0.0
+    updated_at: float = 0.0
+    processing_ms: float = 0.0

@@ -1,0 +1,178 @@
+"""Embedders: text in, L2-normalized float32 vectors out (so cosine similarity is a dot product).
+
+Three providers, chosen by `EmbeddingConfig.provider` through `build_embedder`:
+- minilm: all-MiniLM-L6-v2 on ONNX Runtime (see `minilm.py`), the offline default;
+- openai: any OpenAI-compatible /v1/embeddings endpoint;
+- hash: a hashed bag of words, for tests only (it is not semantic: see DESIGN.md section 6).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import re
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+import openai
+from ragstream.common.config import ConfigError, EmbeddingConfig
+from ragstream.common.providers import ProviderError, openai_client
+
+Matrix = npt.NDArray[np.float32]
+"""Shape (n, dimensions): one L2-normalized row per input text."""
+
+HASH_DEFAULT_DIMENSIONS = 384
+
+
+class Embedder(Protocol):
+    @property
+    def name(self) -> str:
+        """Provider and model, e.g. "minilm:all-MiniLM-L6-v2-int8"; recorded in the index so
+        vectors from different models are never mixed."""
+        ...
+
+    @property
+    def dimensions(self) -> int:
+        """Vector size; 0 only for an openai embedder whose size is learnt on its first call."""
+        ...
+
+    async def embed(self, texts: Sequence[str]) -> Matrix:
+        """One row per text, in order. A text with no content may give a zero row."""
+        ...
+
+    async def close(self) -> None:
+        """Releases connections or sessions; the embedder is not used afterwards."""
+        ...
+
+
+def l2_normalize(matrix: npt.NDArray[np.floating]) -> Matrix:
+    """Rows scaled to unit length; all-zero rows stay zero instead of becoming NaN."""
+    values = np.asarray(matrix, dtype=np.float32)
+    norms = np.linalg.norm(values, axis=1, keepdims=True)
+    out: Matrix = np.divide(values, norms, out=np.zeros_like(values), where=norms > 0)
+    return out
+
+
+_WORD = re.compile(r"\w+")
+
+
+def hash_embed(texts: Sequence[str], dimensions: int) -> Matrix:
+    """Feature hashing of lowercase words: each word adds +1 or -1 (a second hash bit picks the
+    sign, so collisions cancel out on average) to one of `dimensions` buckets.
+
+    blake2b rather than `hash()`: Python salts str hashes per process, and vectors stored by
+    one process must match those computed by the next.
+    """
+    matrix = np.zeros((len(texts), dimensions), dtype=np.float32)
+    for row, text in enumerate(texts):
+        for word in _WORD.findall(text.lower()):
+            value = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "big")
+            matrix[row, value % dimensions] += 1.0 if value >> 63 else -1.0
+    return l2_normalize(matrix)
+
+
+class HashEmbedder:
+    """Deterministic and fast, for tests only: words, not meanings, decide similarity."""
+
+    def __init__(self, dimensions: int = HASH_DEFAULT_DIMENSIONS) -> None:
+        if dimensions < 1:
+            raise ValueError(f"dimensions must be positive, got {dimensions}")
+        self.name = f"hash:{dimensions}"
+        self.dimensions = dimensions
+
+    async def embed(self, texts: Sequence[str]) -> Matrix:
+        return hash_embed(texts, self.dimensions)
+
+    async def close(self) -> None:
+        return None
+
+
+class OpenAIEmbedder:
+    """Any OpenAI-compatible /v1/embeddings endpoint (OpenAI, Azure, vLLM, Ollama, TEI, ...).
+
+    Texts go out in batches of `batch_size`, at most `concurrency` requests in flight. With
+    `dimensions` 0 the model's own size is learnt from the first answer; otherwise it is sent
+    as the API's `dimensions` parameter and every answer is checked against it.
+    """
+
+    def __init__(self, cfg: EmbeddingConfig) -> None:
+        if not cfg.model:
+            raise ConfigError("embedding.model is required when embedding.provider is 'openai'")
+        self.name = f"openai:{cfg.model}"
+        self.dimensions = cfg.dimensions
+        self._cfg = cfg
+        self._client = openai_client(
+            base_url=cfg.base_url,
+            api_key=cfg.api_key,
+            timeout_s=cfg.timeout_s,
+            max_retries=cfg.max_retries,
+        )
+        self._semaphore = asyncio.Semaphore(cfg.concurrency)
+
+    async def embed(self, texts: Sequence[str]) -> Matrix:
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        size = self._cfg.batch_size
+        batches = [texts[start : start + size] for start in range(0, len(texts), size)]
+        if len(batches) == 1:
+            return await self._embed_batch(batches[0])
+        try:
+            async with asyncio.TaskGroup() as group:
+                tasks = [group.create_task(self._embed_batch(batch)) for batch in batches]
+        except ExceptionGroup as failed:
+            # The first failure cancels the other batches; callers see that one error.
+            raise failed.exceptions[0] from None
+        return np.vstack([task.result() for task in tasks])
+
+    async def close(self) -> None:
+        await self._client.close()
+
+    async def _embed_batch(self, batch: Sequence[str]) -> Matrix:
+        # The client's default wire format is base64 (a quarter of the JSON size); it decodes
+        # it itself and also accepts servers that answer with plain floats.
+        dimensions = self._cfg.dimensions or openai.omit
+        async with self._semaphore:
+            try:
+                response = await self._client.embeddings.create(
+                    model=self._cfg.model, input=list(batch), dimensions=dimensions
+                )
+            except openai.APIError as exc:
+                raise ProviderError(f"{self.name} at {self._client.base_url}: {exc}") from exc
+        rows = sorted(response.data, key=lambda item: item.index)
+        if len(rows) != len(batch):
+            raise ProviderError(f"{self.name} returned {len(rows)} vectors for {len(batch)} texts")
+        matrix = np.asarray([row.embedding for row in rows], dtype=np.float32)
+        self._check_dimensions(matrix.shape[1])
+        return l2_normalize(matrix)
+
+    def _check_dimensions(self, found: int) -> None:
+        if self.dimensions == 0:
+            self.dimensions = found
+        elif found != self.dimensions:
+            raise ProviderError(
+                f"{self.name} returned {found}-dimensional vectors, expected {self.dimensions}"
+            )
+
+
+def _minilm(cfg: EmbeddingConfig) -> Embedder:
+    # Imported here so that other providers never load ONNX Runtime.
+    from ragstream.common.providers.minilm import DIMENSIONS, MiniLMEmbedder
+
+    if cfg.dimensions not in (0, DIMENSIONS):
+        raise ConfigError(
+            f"embedding.dimensions is {cfg.dimensions} but the minilm provider gives {DIMENSIONS}"
+        )
+    return MiniLMEmbedder()
+
+
+_FACTORIES: dict[str, Callable[[EmbeddingConfig], Embedder]] = {
+    "minilm": _minilm,
+    "openai": OpenAIEmbedder,
+    "hash": lambda cfg: HashEmbedder(cfg.dimensions or HASH_DEFAULT_DIMENSIONS),
+}
+
+
+def build_embedder(cfg: EmbeddingConfig) -> Embedder:
+    return _FACTORIES[cfg.provider](cfg)

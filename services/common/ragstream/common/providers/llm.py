@@ -1,0 +1,165 @@
+"""Chat models: the LLM behind keyword extraction, entity extraction, summaries and answers.
+
+One implementation, `OpenAIChat`, talks to any OpenAI-compatible /v1/chat/completions endpoint.
+With `llm.provider = "none"` there is no chat model at all (`build_chat_model` returns None) and
+callers take their LLM-free paths; they never get a stand-in that pretends to be a model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+import openai
+from openai.types.chat import ChatCompletionMessageParam
+from ragstream.common.config import LLMConfig
+from ragstream.common.providers import ProviderError, openai_client
+
+Role = Literal["system", "user", "assistant"]
+
+
+@dataclass(frozen=True, slots=True)
+class ChatMessage:
+    role: Role
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    text: str
+    prompt_tokens: int
+    """As counted by the provider; 0 when it reports no usage."""
+    completion_tokens: int
+
+
+class ChatModel(Protocol):
+    @property
+    def name(self) -> str:
+        """Provider and model, e.g. "openai:gpt-4o-mini"; part of every LLM cache key."""
+        ...
+
+    async def complete(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> Completion: ...
+
+    def stream(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> AsyncIterator[str]:
+        """Text deltas as the model produces them.
+
+        Consume it inside `contextlib.aclosing(...)` (or to the end): closing or cancelling
+        the iteration closes the HTTP stream, so the server stops generating.
+        """
+        ...
+
+    async def close(self) -> None: ...
+
+
+def _wire(messages: Sequence[ChatMessage]) -> list[ChatCompletionMessageParam]:
+    wire: list[ChatCompletionMessageParam] = []
+    for message in messages:
+        if message.role == "system":
+            wire.append({"role": "system", "content": message.content})
+        elif message.role == "user":
+            wire.append({"role": "user", "content": message.content})
+        else:
+            wire.append({"role": "assistant", "content": message.content})
+    return wire
+
+
+class OpenAIChat:
+    """An OpenAI-compatible chat endpoint (OpenAI, Azure, vLLM, Ollama, ...).
+
+    The client retries connection errors, 429 and 5xx with backoff; at most `concurrency`
+    requests (streams included, until they end) are in flight. `max_tokens` is sent rather than
+    `max_completion_tokens` because self-hosted servers widely accept only the former.
+    """
+
+    def __init__(self, cfg: LLMConfig) -> None:
+        self.name = f"openai:{cfg.model}"
+        self._cfg = cfg
+        self._client = openai_client(
+            base_url=cfg.base_url,
+            api_key=cfg.api_key,
+            timeout_s=cfg.timeout_s,
+            max_retries=cfg.max_retries,
+        )
+        self._semaphore = asyncio.Semaphore(cfg.concurrency)
+
+    async def complete(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> Completion:
+        async with self._semaphore:
+            try:
+                response = await self._client.chat.completions.create(
+                    model=self._cfg.model,
+                    messages=_wire(messages),
+                    max_tokens=max_tokens or self._cfg.max_output_tokens,
+                    temperature=self._temperature(temperature),
+                )
+            except openai.APIError as exc:
+                raise self._error(exc) from exc
+        if not response.choices:
+            raise ProviderError(f"{self.name} answered with no choices")
+        usage = response.usage
+        return Completion(
+            text=response.choices[0].message.content or "",
+            prompt_tokens=usage.prompt_tokens if usage else 0,
+            completion_tokens=usage.completion_tokens if usage else 0,
+        )
+
+    async def stream(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> AsyncIterator[str]:
+        async with self._semaphore:
+            try:
+                response = await self._client.chat.completions.create(
+                    model=self._cfg.model,
+                    messages=_wire(messages),
+                    max_tokens=max_tokens or self._cfg.max_output_tokens,
+                    temperature=self._temperature(temperature),
+                    stream=True,
+                )
+                # Leaving this block by any route (end, error, cancellation, aclose) closes the
+                # response; a half-read HTTP/1.1 response closes its connection.
+                async with response:
+                    async for chunk in response:
+                        for choice in chunk.choices:
+                            if choice.delta.content:
+                                yield choice.delta.content
+            except openai.APIError as exc:
+                raise self._error(exc) from exc
+
+    async def close(self) -> None:
+        await self._client.close()
+
+    def _temperature(self, temperature: float | None) -> float:
+        return self._cfg.temperature if temperature is None else temperature
+
+    def _error(self, exc: openai.APIError) -> ProviderError:
+        return ProviderError(f"{self.name} at {self._client.base_url}: {exc}")
+
+
+def build_chat_model(cfg: LLMConfig) -> ChatModel | None:
+    """None when `llm.provider` is "none": callers then use their LLM-free paths."""
+    if cfg.provider == "none":
+        return None
+    return OpenAIChat(cfg)

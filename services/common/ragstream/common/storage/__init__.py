@@ -1,0 +1,1 @@
+"""Storage roles (protocols.py) and their backends."""

@@ -1,0 +1,94 @@
+"""The storage roles the pipeline calls, one narrow Protocol each.
+
+Every backend (embedded SQLite, Elasticsearch, NebulaGraph) implements these and passes
+the same contract suite in tests/contract/. Every method is scoped by workspace: no
+call can see another workspace's records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from ragstream.common.models import (
+    Collection,
+    DocState,
+    DocumentRecord,
+    Hit,
+    SearchFilter,
+    SearchRecord,
+    Vector,
+)
+
+
+class SearchStore(Protocol):
+    """Chunks, entities and relations, searchable by BM25 terms and by dense vector."""
+
+    async def upsert(self, collection: Collection, records: Sequence[SearchRecord]) -> None:
+        """Insert or replace records by (workspace, id); durable on return."""
+        ...
+
+    async def delete(self, collection: Collection, workspace: str, ids: Sequence[str]) -> None:
+        """Remove records; unknown ids are ignored."""
+        ...
+
+    async def get(
+        self, collection: Collection, workspace: str, ids: Sequence[str]
+    ) -> list[SearchRecord]:
+        """The records that exist among `ids`, in the order of `ids`."""
+        ...
+
+    async def search_terms(
+        self,
+        collection: Collection,
+        workspace: str,
+        terms: Sequence[str],
+        search_filter: SearchFilter,
+        limit: int,
+    ) -> list[Hit]:
+        """BM25 over the records' terms; best first; `search_filter` restricts the candidates."""
+        ...
+
+    async def search_vector(
+        self,
+        collection: Collection,
+        workspace: str,
+        vector: Vector,
+        search_filter: SearchFilter,
+        limit: int,
+        min_score: float = -1.0,
+    ) -> list[Hit]:
+        """Cosine similarity (vectors are normalized); best first; hits below min_score dropped."""
+        ...
+
+    async def count(self, collection: Collection, workspace: str) -> int:
+        """How many records the workspace holds in the collection."""
+        ...
+
+
+class DocumentStore(Protocol):
+    """Per-document indexing state: version, content hash, status and chunk list."""
+
+    async def get(self, workspace: str, doc_id: str) -> DocumentRecord | None: ...
+
+    async def get_many(self, workspace: str, doc_ids: Sequence[str]) -> list[DocumentRecord]:
+        """The records that exist among `doc_ids`, in the order of `doc_ids`."""
+        ...
+
+    async def put(self, record: DocumentRecord) -> None:
+        """Insert or replace by (workspace, doc_id); durable on return."""
+        ...
+
+    async def list(
+        self, workspace: str, state: DocState | None, limit: int, after: str = ""
+    ) -> list[DocumentRecord]:
+        """Records ordered by doc_id, starting after `after`; `state` None means all."""
+        ...
+
+    async def matching(self, workspace: str, search_filter: SearchFilter) -> set[str]:
+        """Ids of the live documents that satisfy the filter (metadata, time range, ids)."""
+        ...
+
+
+class Closeable(Protocol):
+    async def close(self) -> None: ...

@@ -1,0 +1,217 @@
+"""The one SQLite database of a data directory, shared by every embedded backend.
+
+Durability: WAL journal with `synchronous=NORMAL`. A committed transaction is in the WAL
+file (in the OS page cache) when COMMIT returns, so it survives the process being killed
+(kill -9, OOM). Only an OS crash or power loss can lose the last transactions, which the
+embedded deployment accepts; FULL would add an fsync to every commit for that case alone.
+
+Threads: SQLite calls block, so none runs on the event loop. Writes run on one dedicated
+writer thread over one connection (SQLite allows one writer at a time anyway, and queued
+writes then never occupy reader threads); reads run on a small pool of reader threads,
+each with its own connection, which in WAL mode read a consistent snapshot without
+waiting for the writer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from types import TracebackType
+from typing import Self, TypeVar
+
+T = TypeVar("T")
+
+DB_FILE_NAME = "ragstream.db"
+
+Migration = Sequence[str]
+"""One schema step: SQL statements applied in one transaction."""
+
+
+class DatabaseClosedError(RuntimeError):
+    """The database was used after close()."""
+
+
+class SchemaVersionError(RuntimeError):
+    """The database was written by a newer ragstream than this one."""
+
+
+class Database:
+    """Owns the connections and threads of one SQLite file; use `await Database.open(...)`."""
+
+    def __init__(
+        self, path: Path, *, reader_threads: int = 4, busy_timeout_ms: int = 10_000
+    ) -> None:
+        self.path = path
+        self._busy_timeout_ms = busy_timeout_ms
+        self._writer_pool = ThreadPoolExecutor(1, thread_name_prefix="ragstream-db-writer")
+        self._reader_pool = ThreadPoolExecutor(
+            reader_threads, thread_name_prefix="ragstream-db-reader"
+        )
+        self._write_lock = threading.Lock()
+        self._writer: sqlite3.Connection | None = None
+        self._local = threading.local()
+        self._readers: list[sqlite3.Connection] = []
+        self._readers_lock = threading.Lock()
+        self._closed = False
+
+    @classmethod
+    async def open(cls, data_dir: Path, *, reader_threads: int = 4) -> Database:
+        """Opens (creating if needed) `<data_dir>/ragstream.db` in WAL mode."""
+        return await cls.open_file(data_dir / DB_FILE_NAME, reader_threads=reader_threads)
+
+    @classmethod
+    async def open_file(cls, path: Path, *, reader_threads: int = 4) -> Database:
+        db = cls(path, reader_threads=reader_threads)
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(db._writer_pool, db._open_writer)
+        return db
+
+    def _connect(self, *, writer: bool) -> sqlite3.Connection:
+        conn = sqlite3.connect(
+            self.path,
+            isolation_level=None,  # transactions are explicit: BEGIN ... COMMIT below
+            check_same_thread=False,  # close() closes every connection from its own thread
+            timeout=self._busy_timeout_ms / 1000,
+        )
+        conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        if not writer:
+            conn.execute("PRAGMA query_only = ON")
+        return conn
+
+    def _open_writer(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        conn = self._connect(writer=True)
+        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        if str(mode).lower() != "wal":
+            conn.close()
+            raise RuntimeError(f"cannot put {self.path} in WAL mode (journal_mode={mode})")
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_version "
+            "(component TEXT PRIMARY KEY, version INTEGER NOT NULL)"
+        )
+        self._writer = conn
+
+    async def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Runs `fn` in one write transaction; committed (durable) when this returns."""
+        return await self._submit(self._writer_pool, self._write_sync, fn)
+
+    async def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Runs `fn` in one read transaction: every SELECT in it sees the same snapshot."""
+        return await self._submit(self._reader_pool, self._read_sync, fn)
+
+    async def run(self, fn: Callable[[], T]) -> T:
+        """Runs other blocking work (e.g. numpy scoring) on a reader thread."""
+        self._check_open()
+        return await asyncio.get_running_loop().run_in_executor(self._reader_pool, fn)
+
+    async def _submit(
+        self,
+        pool: ThreadPoolExecutor,
+        runner: Callable[[Callable[[sqlite3.Connection], T]], T],
+        fn: Callable[[sqlite3.Connection], T],
+    ) -> T:
+        self._check_open()
+        return await asyncio.get_running_loop().run_in_executor(pool, runner, fn)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise DatabaseClosedError(f"database {self.path} is closed")
+
+    def _write_sync(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        with self._write_lock:
+            conn = self._writer
+            if conn is None:
+                raise DatabaseClosedError(f"database {self.path} is closed")
+            # IMMEDIATE takes the write lock up front, so a busy database waits
+            # (busy_timeout) here instead of failing at the first write statement.
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                result = fn(conn)
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            return result
+
+    def _read_sync(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._connect(writer=False)
+            self._local.conn = conn
+            with self._readers_lock:
+                self._readers.append(conn)
+        conn.execute("BEGIN")
+        try:
+            return fn(conn)
+        finally:
+            conn.execute("ROLLBACK")  # nothing to keep: readers are query_only
+
+    async def migrate(self, component: str, steps: Sequence[Migration]) -> None:
+        """Brings `component`'s schema to version len(steps), applying missing steps in order."""
+
+        def apply(conn: sqlite3.Connection) -> None:
+            row = conn.execute(
+                "SELECT version FROM schema_version WHERE component = ?", (component,)
+            ).fetchone()
+            current = int(row[0]) if row else 0
+            if current > len(steps):
+                raise SchemaVersionError(
+                    f"{self.path}: schema '{component}' is at version {current}, this "
+                    f"ragstream knows {len(steps)}; upgrade ragstream or use a new data_dir"
+                )
+            for step in steps[current:]:
+                for statement in step:
+                    conn.execute(statement)
+            conn.execute(
+                "INSERT INTO schema_version(component, version) VALUES (?, ?) "
+                "ON CONFLICT(component) DO UPDATE SET version = excluded.version",
+                (component, len(steps)),
+            )
+
+        await self.write(apply)
+
+    async def schema_version(self, component: str) -> int:
+        def query(conn: sqlite3.Connection) -> int:
+            row = conn.execute(
+                "SELECT version FROM schema_version WHERE component = ?", (component,)
+            ).fetchone()
+            return int(row[0]) if row else 0
+
+        return await self.read(query)
+
+    async def close(self) -> None:
+        """Waits for queued work, then closes every connection. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        await asyncio.to_thread(self._shutdown)
+
+    def _shutdown(self) -> None:
+        self._writer_pool.shutdown(wait=True)
+        self._reader_pool.shutdown(wait=True)
+        with self._write_lock:
+            if self._writer is not None:
+                self._writer.close()
+                self._writer = None
+        with self._readers_lock:
+            for conn in self._readers:
+                conn.close()
+            self._readers.clear()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()

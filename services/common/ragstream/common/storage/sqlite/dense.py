@@ -1,0 +1,131 @@
+"""Exact cosine search over the vectors of one (collection, workspace), held in memory.
+
+Rows live in one contiguous float32 matrix (grown by doubling, rows removed by moving the
+last row into the hole), so a search is a single matrix-vector product: 100k x 384 takes
+a few milliseconds, and exact search needs no index tuning and never misses a hit.
+Not thread-safe: the owner serializes access.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+FloatMatrix = npt.NDArray[np.float32]
+IntArray = npt.NDArray[np.int64]
+
+_GATHER_FRACTION = 4
+"""Filters allowing fewer than 1/4 of the rows score only those rows; wider ones score
+every row and mask the rest, which is cheaper than copying most of the matrix."""
+
+
+class DimensionMismatchError(ValueError):
+    """A vector's length differs from the vectors already stored."""
+
+
+def normalized(vectors: FloatMatrix) -> FloatMatrix:
+    """Rows scaled to unit length (zero rows stay zero), as float32."""
+    matrix = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=-1, keepdims=True)
+    return np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
+
+
+def top_k(scores: FloatMatrix, k: int) -> IntArray:
+    """Positions of the k highest scores, best first (ties in position order)."""
+    if k <= 0 or scores.size == 0:
+        return np.empty(0, dtype=np.int64)
+    if k < scores.size:
+        part = np.argpartition(-scores, k - 1)[:k]
+        order = np.lexsort((part, -scores[part]))
+        return part[order].astype(np.int64)
+    return np.argsort(-scores, kind="stable").astype(np.int64)
+
+
+class DenseIndex:
+    """Vectors keyed by the SQLite primary key of their record."""
+
+    def __init__(self, dim: int | None, pks: IntArray, matrix: FloatMatrix, generation: int):
+        self.dim = dim
+        self.generation = generation
+        """The store's change counter this index reflects (see search.py)."""
+        self._size = len(pks)
+        self._pks = np.array(pks, dtype=np.int64)
+        self._matrix = np.array(matrix, dtype=np.float32).reshape(self._size, dim or 0)
+        self._rows: dict[int, int] = {int(pk): row for row, pk in enumerate(self._pks)}
+
+    def __len__(self) -> int:
+        return self._size
+
+    def upsert(self, pks: Sequence[int], vectors: FloatMatrix) -> None:
+        """Adds or replaces rows; `vectors` must already be normalized."""
+        if not pks:
+            return
+        if self.dim is None:
+            self.dim = int(vectors.shape[1])
+            self._matrix = np.zeros((0, self.dim), dtype=np.float32)
+        if vectors.shape[1] != self.dim:
+            raise DimensionMismatchError(f"vector size {vectors.shape[1]}, index has {self.dim}")
+        for pk, vector in zip(pks, vectors, strict=True):
+            row = self._rows.get(pk)
+            if row is None:
+                row = self._append_row()
+                self._rows[pk] = row
+                self._pks[row] = pk
+            self._matrix[row] = vector
+
+    def _append_row(self) -> int:
+        if self._size == len(self._pks):
+            capacity = max(1024, 2 * self._size)
+            self._pks = np.resize(self._pks, capacity)
+            grown = np.zeros((capacity, self.dim or 0), dtype=np.float32)
+            grown[: self._size] = self._matrix[: self._size]
+            self._matrix = grown
+        self._size += 1
+        return self._size - 1
+
+    def remove(self, pks: Sequence[int]) -> None:
+        for pk in pks:
+            row = self._rows.pop(pk, None)
+            if row is None:
+                continue
+            last = self._size - 1
+            if row != last:
+                moved = int(self._pks[last])
+                self._pks[row] = moved
+                self._matrix[row] = self._matrix[last]
+                self._rows[moved] = row
+            self._size = last
+
+    def search(
+        self, query: FloatMatrix, allowed: IntArray | None, limit: int, min_score: float
+    ) -> list[tuple[int, float]]:
+        """(pk, cosine) best first, over `allowed` pks only (None: all rows)."""
+        if self._size == 0 or limit <= 0:
+            return []
+        if query.ndim != 1 or query.shape[0] != self.dim:
+            raise DimensionMismatchError(
+                f"query vector has shape {query.shape}, the index holds {self.dim}-d vectors"
+            )
+        q = normalized(query)
+        pks = self._pks[: self._size]
+        matrix = self._matrix[: self._size]
+        if allowed is None:
+            scores = matrix @ q
+        else:
+            mask = np.isin(pks, allowed)
+            count = int(mask.sum())
+            if count == 0:
+                return []
+            if count * _GATHER_FRACTION < self._size:
+                rows = np.flatnonzero(mask)
+                pks, scores = pks[rows], matrix[rows] @ q
+            else:
+                scores = np.where(mask, matrix @ q, -np.inf).astype(np.float32)
+        best = top_k(scores, limit)
+        return [
+            (int(pks[i]), float(scores[i]))
+            for i in best
+            if np.isfinite(scores[i]) and scores[i] >= min_score
+        ]

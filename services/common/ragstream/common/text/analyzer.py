@@ -1,0 +1,109 @@
+"""The BM25 analyzer: text to the terms every search backend indexes and queries.
+
+Every backend (SQLite FTS5, Elasticsearch) stores and searches the output of `analyze`, joined
+by spaces, instead of running its own language analysis. That keeps Chinese segmentation,
+stemming and stopwords identical everywhere, so a query scores the same on every backend.
+
+- Text is NFKC-normalised (full-width letters and digits become ASCII) and lowercased.
+- Latin and other alphabetic words are runs of letters and digits; hyphens, underscores and
+  other punctuation separate them ("covid-19" gives "covid" and "19"). A trailing possessive
+  "'s" is dropped; other apostrophes separate ("o'brien" gives "o" and "brien"). English
+  stopwords are dropped, then words are stemmed with the Snowball English stemmer. Numbers and
+  single letters stay terms ("vitamin d", "type 2"): they carry meaning in technical text.
+- Runs of CJK ideographs are segmented by jieba in precise mode; a small Chinese stopword list
+  (particles, pronouns, conjunctions) is dropped, and words are kept as they are.
+
+Every term is made of Unicode letters and digits only, so a backend's plain Unicode
+tokenizer (FTS5 unicode61, Elasticsearch whitespace) keeps each term whole.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import unicodedata
+from collections.abc import Callable
+
+import Stemmer
+
+# CJK Unified Ideographs with Extension A, compatibility ideographs, Extensions B-F.
+_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ebef"
+_TOKEN = re.compile(rf"(?P<han>[{_HAN}]+)|(?P<word>[^\W_{_HAN}]+(?:'[^\W_{_HAN}]+)*)")
+
+ENGLISH_STOPWORDS = frozenset(
+    """
+    a about above after again against all am an and any are aren't as at be because been before
+    being below between both but by can can't cannot could couldn't did didn't do does doesn't
+    doing don't down during each either else etc ever every few for from further had hadn't has
+    hasn't have haven't having he he'd he'll he's her here here's hers herself him himself his
+    how how's however i i'd i'll i'm i've if in into is isn't it it's its itself just let's may
+    me might more most must mustn't my myself neither no nor not now of off on once only or other
+    ought our ours ourselves out over own same shall shan't she she'd she'll she's should
+    shouldn't so some such than that that's the their theirs them themselves then there there's
+    therefore these they they'd they'll they're they've this those though through thus to too
+    under until up upon us very was wasn't we we'd we'll we're we've were weren't what what's
+    when when's where where's whether which while who who's whom whose why why's will with within
+    without won't would wouldn't yet you you'd you'll you're you've your yours yourself
+    yourselves
+    """.split()
+)
+"""Function words that carry no topic (after lowercasing, before stemming)."""
+
+CHINESE_STOPWORDS = frozenset(
+    """
+    的 地 得 了 着 过 和 与 及 或 而 并 且 是 在 就 都 也 还 又 很 把 被 让 给 对 从 向 于 以 为
+    之 其 这 那 这个 那个 这些 那些 这样 一个 一些 我 你 他 她 它 我们 你们 他们 她们 它们 自己
+    吗 呢 吧 啊 呀 哦 嗯 么 但 但是 因为 所以 如果 虽然 而且 或者 以及 等 等等 即 则 所 个
+    """.split()
+)
+"""Particles, pronouns and conjunctions; content words such as 学生 are never listed."""
+
+_stem: Callable[[str], str] = Stemmer.Stemmer("english").stemWord
+_jieba_lock = threading.Lock()
+_jieba_cut: Callable[[str], list[str]] | None = None
+
+
+def analyze(text: str) -> list[str]:
+    """The BM25 terms of `text`, in text order, repeats kept (they are term frequencies)."""
+    normalized = unicodedata.normalize("NFKC", text).lower().replace("\u2019", "'")
+    terms: list[str] = []
+    for match in _TOKEN.finditer(normalized):
+        han = match.group("han")
+        if han is not None:
+            terms.extend(_han_terms(han))
+        else:
+            terms.extend(_word_terms(match.group("word")))
+    return terms
+
+
+def _word_terms(word: str) -> list[str]:
+    if word in ENGLISH_STOPWORDS:
+        return []
+    if "'" in word:
+        if word.endswith("'s"):
+            word = word[:-2]
+        return [_stem(part) for part in word.split("'") if part and part not in ENGLISH_STOPWORDS]
+    return [_stem(word)]
+
+
+def _han_terms(run: str) -> list[str]:
+    return [word for word in _segmenter()(run) if word not in CHINESE_STOPWORDS]
+
+
+def _segmenter() -> Callable[[str], list[str]]:
+    """jieba's precise mode, initialised on first use: loading its dictionary takes a second.
+
+    The lock makes concurrent first calls load the dictionary once; jieba's INFO lines about
+    loading are silenced, since they would repeat in every process.
+    """
+    global _jieba_cut
+    if _jieba_cut is None:
+        with _jieba_lock:
+            if _jieba_cut is None:
+                import jieba
+
+                jieba.setLogLevel(logging.WARNING)
+                jieba.initialize()
+                _jieba_cut = jieba.lcut
+    return _jieba_cut

@@ -1,0 +1,114 @@
+"""The document consumer: poll, apply per key in order, commit only what is done.
+
+Records of one key (one document) are applied one after another in offset order; different
+keys run concurrently, up to `concurrency`. A batch is committed only after every record
+in it was applied or dead-lettered, so a crash re-delivers the unfinished work and the
+idempotent stages make the replay harmless. Poison events go to the dead-letter topic with
+the reason in headers. Any other failure (a store or provider outage) is retried with
+capped exponential backoff and never committed past.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import defaultdict
+from collections.abc import Awaitable, Callable, Sequence
+
+from ragstream.common.bus.protocols import BusRecord, Consumer, OutgoingRecord, Publisher
+from ragstream.common.config import IndexerConfig
+from ragstream.common.events import DocumentChange, PoisonEvent, decode
+
+log = logging.getLogger(__name__)
+Apply = Callable[[DocumentChange], Awaitable[object]]
+MAX_BACKOFF_S = 30.0
+
+
+class Stopped(Exception):
+    """Shutdown came while a record was still failing; its batch must not be committed."""
+
+
+def group_by_key(records: Sequence[BusRecord]) -> list[list[BusRecord]]:
+    """Records grouped by key, each group in offset order, groups in first-seen order."""
+    groups: dict[str, list[BusRecord]] = defaultdict(list)
+    for record in records:
+        groups[record.key].append(record)
+    return list(groups.values())
+
+
+def dead_letter(record: BusRecord, error: Exception) -> OutgoingRecord:
+    """The dead-letter copy of a record: original key, value and headers plus the reason."""
+    reason = (
+        ("dlt.source.topic", record.topic.encode()),
+        ("dlt.source.partition", str(record.partition).encode()),
+        ("dlt.source.offset", str(record.offset).encode()),
+        ("dlt.error.class", type(error).__name__.encode()),
+        ("dlt.error.message", str(error).encode()[:4096]),
+    )
+    return OutgoingRecord(record.key, record.value, record.headers + reason)
+
+
+class DocumentConsumer:
+    """Owns the consume loop; `run` returns once `stop` is set and in-flight work is done."""
+
+    def __init__(
+        self,
+        consumer: Consumer,
+        publisher: Publisher,
+        dead_letter_topic: str,
+        apply: Apply,
+        cfg: IndexerConfig,
+    ) -> None:
+        self._consumer = consumer
+        self._publisher = publisher
+        self._dlt = dead_letter_topic
+        self._apply = apply
+        self._cfg = cfg
+        self._slots = asyncio.Semaphore(cfg.concurrency)
+
+    async def run(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            records = await self._consumer.poll(self._cfg.batch_size, timeout=0.5)
+            if not records:
+                continue
+            try:
+                await self.process(records, stop)
+            except* Stopped:
+                log.info("stopped with unfinished records; they will be re-delivered")
+                return
+            await self._consumer.commit(records)
+
+    async def process(self, records: Sequence[BusRecord], stop: asyncio.Event) -> None:
+        async with asyncio.TaskGroup() as group:
+            for key_records in group_by_key(records):
+                group.create_task(self._process_key(key_records, stop))
+
+    async def _process_key(self, records: list[BusRecord], stop: asyncio.Event) -> None:
+        async with self._slots:
+            for record in records:
+                await self._process_record(record, stop)
+
+    async def _process_record(self, record: BusRecord, stop: asyncio.Event) -> None:
+        try:
+            change = decode(record, self._cfg.max_document_bytes)
+        except PoisonEvent as exc:
+            log.warning("dead-lettering %s@%d: %s", record.topic, record.offset, exc)
+            await self._publisher.publish(self._dlt, [dead_letter(record, exc)])
+            return
+        await self._with_retries(change, stop)
+
+    async def _with_retries(self, change: DocumentChange, stop: asyncio.Event) -> None:
+        delay = self._cfg.retry_backoff_s
+        while True:
+            try:
+                await self._apply(change)
+                return
+            except Exception:
+                log.exception("indexing %s v%d failed; retrying", change.key, change.version)
+            # On shutdown the record stays uncommitted and is re-delivered after restart.
+            try:
+                await asyncio.wait_for(stop.wait(), delay)
+            except TimeoutError:
+                delay = min(delay * 2, MAX_BACKOFF_S)
+                continue
+            raise Stopped(change.key)

@@ -1,0 +1,126 @@
+"""Stage 1 of indexing, per document (DESIGN.md section 4).
+
+Every step is idempotent, so a replayed or duplicated event leaves the index as one
+delivery would: a version not newer than the stored one is skipped unless the stored
+record says the work was interrupted (PROCESSING), and chunk writes are keyed by content.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from dataclasses import replace
+
+from ragstream.common.config import ChunkingConfig
+from ragstream.common.events import DocumentChange
+from ragstream.common.models import Collection, DocState, DocumentRecord
+from ragstream.common.providers.embedding import Embedder
+from ragstream.common.storage.protocols import DocumentStore, SearchStore
+from ragstream.indexer.errors import DocumentError
+from ragstream.indexer.stages.chunk import chunk_document, diff_chunks
+from ragstream.indexer.stages.write import refresh_chunk_metadata, write_chunks
+
+log = logging.getLogger(__name__)
+_FINAL = (DocState.PROCESSED, DocState.DELETED, DocState.FAILED)
+
+
+def content_hash(content: str) -> str:
+    return hashlib.sha256(content.encode()).hexdigest()
+
+
+def is_stale(stored: DocumentRecord | None, change: DocumentChange) -> bool:
+    """True when the stored state already reflects this event or a newer one."""
+    if stored is None:
+        return False
+    if stored.version > change.version:
+        return True
+    return stored.version == change.version and stored.state in _FINAL
+
+
+class DocumentIndexer:
+    """Applies document changes to the document store and the search store."""
+
+    def __init__(
+        self,
+        docs: DocumentStore,
+        search: SearchStore,
+        embedder: Embedder,
+        chunking: ChunkingConfig,
+    ) -> None:
+        self._docs = docs
+        self._search = search
+        self._embedder = embedder
+        self._chunking = chunking
+
+    async def apply(self, change: DocumentChange) -> DocumentRecord:
+        stored = await self._docs.get(change.workspace, change.doc_id)
+        if stored is not None and is_stale(stored, change):
+            log.debug("skip %s v%d: stored v%d", change.key, change.version, stored.version)
+            return stored
+        started = time.monotonic()
+        record = self._start(stored, change)
+        await self._docs.put(record)
+        try:
+            if change.deleted:
+                await self._search.delete(Collection.CHUNKS, change.workspace, record.chunk_ids)
+                record = replace(record, state=DocState.DELETED, chunk_ids=())
+            else:
+                record = await self._upsert(record, stored, change)
+        except DocumentError as exc:
+            record = replace(record, state=DocState.FAILED, error=str(exc))
+        record.processing_ms = (time.monotonic() - started) * 1000
+        record.updated_at = time.time()
+        await self._docs.put(record)
+        return record
+
+    def _start(self, stored: DocumentRecord | None, change: DocumentChange) -> DocumentRecord:
+        now = time.time()
+        base = stored or DocumentRecord(
+            workspace=change.workspace,
+            doc_id=change.doc_id,
+            version=change.version,
+            state=DocState.PENDING,
+            created_at=now,
+        )
+        # The stored chunk list stays until the new one is written: an interrupted run is
+        # replayed against it, so no chunk is ever orphaned.
+        return replace(
+            base,
+            version=change.version,
+            state=DocState.PROCESSING,
+            error="",
+            updated_at=now,
+        )
+
+    async def _upsert(
+        self, record: DocumentRecord, stored: DocumentRecord | None, change: DocumentChange
+    ) -> DocumentRecord:
+        if not change.content.strip():
+            raise DocumentError("document has no text content")
+        digest = content_hash(change.content)
+        chunks = chunk_document(
+            change.workspace, change.doc_id, change.content, change.file_path, self._chunking
+        )
+        diff = diff_chunks(record.chunk_ids, chunks)
+        await write_chunks(diff.added, change, self._embedder, self._search)
+        if stored is None or _document_fields_changed(stored, change):
+            await refresh_chunk_metadata(diff.kept, change, self._search)
+        await self._search.delete(Collection.CHUNKS, change.workspace, diff.removed)
+        return replace(
+            record,
+            state=DocState.PROCESSED,
+            content_hash=digest,
+            file_path=change.file_path,
+            metadata=dict(change.metadata),
+            timestamp=change.timestamp,
+            chunk_ids=tuple(chunk.id for chunk in chunks),
+        )
+
+
+def _document_fields_changed(stored: DocumentRecord, change: DocumentChange) -> bool:
+    return (
+        dict(stored.metadata) != dict(change.metadata)
+        or stored.timestamp != change.timestamp
+        or stored.file_path != change.file_path
+    )

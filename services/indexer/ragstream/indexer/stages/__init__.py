@@ -1,0 +1,1 @@
+"""Indexing stages, one module each, in pipeline order: chunk, write (embed + store)."""

@@ -1,0 +1,55 @@
+"""Stage 1, steps 3-4: chunk a document and diff the chunks against the stored ones.
+
+Chunk ids hash (workspace, doc_id, content), so an edit keeps the ids of the chunks it did
+not touch and only the changed chunks are embedded, written and (later) extracted again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ragstream.common.config import ChunkingConfig
+from ragstream.common.models import Chunk
+from ragstream.common.text.chunking import chunk_text
+
+
+def chunk_id(workspace: str, doc_id: str, content: str) -> str:
+    digest = hashlib.sha256(f"{workspace}\x00{doc_id}\x00{content}".encode()).hexdigest()
+    return f"chunk-{digest[:32]}"
+
+
+def chunk_document(
+    workspace: str, doc_id: str, content: str, file_path: str, cfg: ChunkingConfig
+) -> list[Chunk]:
+    """The document's chunks in order; a repeated identical chunk is kept once."""
+    chunks: list[Chunk] = []
+    seen: set[str] = set()
+    for piece in chunk_text(content, cfg):
+        cid = chunk_id(workspace, doc_id, piece.content)
+        if cid in seen:
+            continue
+        seen.add(cid)
+        chunks.append(
+            Chunk(cid, workspace, doc_id, piece.content, piece.tokens, len(chunks), file_path)
+        )
+    return chunks
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkDiff:
+    kept: list[Chunk]
+    added: list[Chunk]
+    removed: list[str]
+
+
+def diff_chunks(stored_ids: Sequence[str], chunks: Sequence[Chunk]) -> ChunkDiff:
+    """Which chunks are new, which stay, and which stored ids are gone."""
+    stored = set(stored_ids)
+    current = {chunk.id for chunk in chunks}
+    return ChunkDiff(
+        kept=[chunk for chunk in chunks if chunk.id in stored],
+        added=[chunk for chunk in chunks if chunk.id not in stored],
+        removed=[cid for cid in stored_ids if cid not in current],
+    )

@@ -1,0 +1,67 @@
+"""The gRPC server: QueryService, IngestService, grpc.health.v1 and server reflection."""
+
+from __future__ import annotations
+
+import logging
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_health.v1.health import aio as health_aio
+from grpc_reflection.v1alpha import reflection
+from ragstream.query.ingest import IngestServicer
+from ragstream.query.service import QueryServicer
+from ragstream.v1 import ingest_pb2, ingest_pb2_grpc, query_pb2, query_pb2_grpc
+
+log = logging.getLogger(__name__)
+SERVICE_NAMES = (
+    query_pb2.DESCRIPTOR.services_by_name["QueryService"].full_name,
+    ingest_pb2.DESCRIPTOR.services_by_name["IngestService"].full_name,
+)
+
+
+class GrpcServer:
+    """Owns a grpc.aio server; `start` binds and serves, `stop` flips health and drains."""
+
+    def __init__(
+        self,
+        listen: str,
+        query: QueryServicer | None,
+        ingest: IngestServicer | None,
+        max_message_mb: int = 16,
+    ) -> None:
+        limit = max_message_mb * 1024 * 1024
+        self._server = grpc.aio.server(
+            options=[
+                ("grpc.max_receive_message_length", limit),
+                ("grpc.max_send_message_length", limit),
+            ]
+        )
+        self._health = health_aio.HealthServicer()
+        names: list[str] = [health.SERVICE_NAME, reflection.SERVICE_NAME]
+        if query is not None:
+            query_pb2_grpc.add_QueryServiceServicer_to_server(query, self._server)
+            names.append(SERVICE_NAMES[0])
+        if ingest is not None:
+            ingest_pb2_grpc.add_IngestServiceServicer_to_server(ingest, self._server)
+            names.append(SERVICE_NAMES[1])
+        health_pb2_grpc.add_HealthServicer_to_server(self._health, self._server)
+        reflection.enable_server_reflection(names, self._server)
+        self._names = [n for n in names if n.startswith("ragstream.")]
+        self.port = self._server.add_insecure_port(listen)
+        if self.port == 0:
+            raise OSError(f"cannot listen on {listen}")
+        self._listen = listen
+
+    async def start(self) -> None:
+        await self._server.start()
+        for name in ("", *self._names):
+            await self._health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        log.info("gRPC server listening on %s (port %d)", self._listen, self.port)
+
+    async def stop(self, grace_s: float = 10.0) -> None:
+        """Reports NOT_SERVING first, so load balancers stop routing, then drains calls."""
+        await self._health.enter_graceful_shutdown()
+        await self._server.stop(grace_s)
+
+    async def wait(self) -> None:
+        await self._server.wait_for_termination()

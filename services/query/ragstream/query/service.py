@@ -1,0 +1,98 @@
+"""gRPC QueryService: converts proto to domain, calls the engine, converts back."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+from ragstream.common.config import QueryDefaults
+from ragstream.common.timing import StageTimer
+from ragstream.query import convert
+from ragstream.query.engine import QueryEngine
+from ragstream.query.errors import abort_invalid
+from ragstream.query.types import QueryInput, Retrieval
+from ragstream.v1 import query_pb2, query_pb2_grpc
+
+Context = grpc.aio.ServicerContext[Any, Any]
+AnyRequest = query_pb2.QueryRequest | query_pb2.StreamQueryRequest | query_pb2.RetrieveRequest
+
+
+class QueryServicer(query_pb2_grpc.QueryServiceServicer):
+    def __init__(self, engine: QueryEngine, defaults: QueryDefaults, workspace: str) -> None:
+        self._engine = engine
+        self._defaults = defaults
+        self._workspace = workspace
+
+    async def Query(
+        self, request: query_pb2.QueryRequest, context: Context
+    ) -> query_pb2.QueryResponse:
+        q = await self._input(request, context)
+        timer = StageTimer()
+        retrieval = await self._engine.retrieve(q, timer)
+        base = self._retrieve_response(q, retrieval, timer)
+        response = query_pb2.QueryResponse(
+            context=base.context,
+            references=base.references,
+            providers=base.providers,
+            mode=base.mode,
+            notes=base.notes,
+        )
+        if q.options.only_need_prompt:
+            response.prompt = self._engine.prompt(q, retrieval)
+        elif not q.options.only_need_context:
+            response.answer = await self._engine.answer(q, retrieval, timer)
+        response.timings.extend(_timings(timer))
+        return response
+
+    async def StreamQuery(
+        self, request: query_pb2.StreamQueryRequest, context: Context
+    ) -> AsyncIterator[query_pb2.StreamQueryResponse]:
+        q = await self._input(request, context)
+        timer = StageTimer()
+        retrieval = await self._engine.retrieve(q, timer)
+        yield query_pb2.StreamQueryResponse(context=self._retrieve_response(q, retrieval, timer))
+        async for delta in self._engine.stream_answer(q, retrieval, timer):
+            yield query_pb2.StreamQueryResponse(delta=delta)
+        end = query_pb2.StreamQueryEnd(timings=_timings(timer), providers=self._providers())
+        yield query_pb2.StreamQueryResponse(end=end)
+
+    async def Retrieve(
+        self, request: query_pb2.RetrieveRequest, context: Context
+    ) -> query_pb2.RetrieveResponse:
+        q = await self._input(request, context)
+        timer = StageTimer()
+        retrieval = await self._engine.retrieve(q, timer)
+        return self._retrieve_response(q, retrieval, timer)
+
+    async def _input(self, request: AnyRequest, context: Context) -> QueryInput:
+        try:
+            return convert.query_input(
+                request.workspace,
+                request.query,
+                request.params,
+                request.filter,
+                self._defaults,
+                self._workspace,
+            )
+        except convert.InvalidField as exc:
+            await abort_invalid(context, exc)
+
+    def _retrieve_response(
+        self, q: QueryInput, retrieval: Retrieval, timer: StageTimer
+    ) -> query_pb2.RetrieveResponse:
+        return query_pb2.RetrieveResponse(
+            context=convert.context_pb(retrieval.chunks),
+            references=convert.references_pb(retrieval.references),
+            providers=self._providers(),
+            timings=_timings(timer),
+            mode=convert.MODE_TO_PROTO[q.options.mode],
+            notes=retrieval.notes,
+        )
+
+    def _providers(self) -> query_pb2.Providers:
+        return query_pb2.Providers(**self._engine.providers)
+
+
+def _timings(timer: StageTimer) -> list[query_pb2.StageTiming]:
+    return [query_pb2.StageTiming(stage=name, duration_ms=ms) for name, ms in timer.items()]

@@ -1,0 +1,1 @@
+"""Query stages, one module each, in pipeline order: retrieve, fuse, answer."""

@@ -1,0 +1,79 @@
+"""Answer stage: the LLM prompt with numbered references, or an extractive answer offline.
+
+The extractive answerer is the offline default (no LLM configured): it quotes the context
+sentences that share the most query terms, each with its reference, and says that it is
+extractive. It never pretends to be a model.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ragstream.common.providers.llm import ChatMessage
+from ragstream.common.text.analyzer import analyze
+from ragstream.query.types import ContextChunk, QueryOptions, Reference
+
+EXTRACTIVE_HEADER = "Extractive answer (no LLM configured), quoted from the best-matching sources:"
+NO_CONTEXT_ANSWER = "I could not find anything in the indexed documents about this question."
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？；])\s+|(?<=[。！？；])|\n{2,}")
+
+SYSTEM_PROMPT = """You are ragstream's answering assistant. Answer the user's question using only \
+the context below, which was retrieved from the user's documents.
+
+Rules:
+- Use only facts stated in the context; if it does not contain the answer, say so plainly.
+- Cite the sources you use as [n], where n is a reference number from the reference list.
+- Answer in the language of the question.
+- Format: {response_type}.
+{user_prompt}
+---Context: document chunks---
+{chunks}
+
+---References---
+{references}
+"""
+
+
+def build_messages(
+    query: str,
+    chunks: Sequence[ContextChunk],
+    references: Sequence[Reference],
+    options: QueryOptions,
+) -> list[ChatMessage]:
+    """System prompt with the context, then the conversation history, then the question."""
+    chunk_text = "\n\n".join(f"[{c.reference_id}] {c.content}" for c in chunks)
+    reference_text = "\n".join(f"[{r.reference_id}] {r.file_path or r.doc_id}" for r in references)
+    extra = f"- {options.user_prompt}\n" if options.user_prompt else ""
+    system = SYSTEM_PROMPT.format(
+        response_type=options.response_type,
+        user_prompt=extra,
+        chunks=chunk_text or "(no matching chunks)",
+        references=reference_text or "(none)",
+    )
+    return [ChatMessage("system", system), *options.history, ChatMessage("user", query)]
+
+
+def render_prompt(messages: Sequence[ChatMessage]) -> str:
+    return "\n\n".join(f"<{m.role}>\n{m.content}" for m in messages)
+
+
+def split_sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
+
+
+def extractive_answer(query: str, chunks: Sequence[ContextChunk], max_sentences: int = 3) -> str:
+    """The context sentences sharing the most distinct query terms, best first, cited."""
+    wanted = set(analyze(query))
+    scored: list[tuple[float, int, str, str]] = []
+    for rank, chunk in enumerate(chunks):
+        for sentence in split_sentences(chunk.content):
+            overlap = len(wanted.intersection(analyze(sentence)))
+            if overlap:
+                # Rank breaks ties: a sentence from a better chunk wins.
+                scored.append((overlap, -rank, sentence, chunk.reference_id))
+    if not scored:
+        return NO_CONTEXT_ANSWER
+    scored.sort(reverse=True)
+    lines = [f"- {sentence} [{ref}]" for _, _, sentence, ref in scored[:max_sentences]]
+    return "\n".join([EXTRACTIVE_HEADER, *lines])

@@ -1,0 +1,74 @@
+"""Hybrid search over one collection: BM25 and dense run concurrently, fused by RRF.
+
+Filters go into both searches (inside the search, never after), and dense hits below the
+cosine threshold are dropped before fusion, so a weak vector neighbour cannot ride in on
+its rank alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ragstream.common.models import Collection, Hit, SearchFilter, Vector
+from ragstream.common.storage.protocols import SearchStore
+from ragstream.query.stages.fuse import reciprocal_rank_fusion
+
+
+class Retriever(enum.StrEnum):
+    BM25 = "bm25"
+    DENSE = "dense"
+    HYBRID = "hybrid"
+
+
+@dataclass(frozen=True, slots=True)
+class SearchSpec:
+    workspace: str
+    terms: Sequence[str]
+    vector: Vector | None
+    search_filter: SearchFilter
+    candidates: int
+    """Hits each search contributes before fusion."""
+    limit: int
+    rrf_k: int = 60
+    min_cosine: float = -1.0
+    retriever: Retriever = Retriever.HYBRID
+
+
+async def hybrid_search(store: SearchStore, collection: Collection, spec: SearchSpec) -> list[Hit]:
+    """The fused hits, best first, each scored by its RRF score."""
+    lexical, dense = await asyncio.gather(
+        _lexical(store, collection, spec), _dense(store, collection, spec)
+    )
+    if spec.retriever is Retriever.BM25:
+        return lexical[: spec.limit]
+    if spec.retriever is Retriever.DENSE:
+        return dense[: spec.limit]
+    by_id = {hit.record.id: hit.record for hit in (*lexical, *dense)}
+    fused = reciprocal_rank_fusion(
+        [[hit.record.id for hit in lexical], [hit.record.id for hit in dense]], k=spec.rrf_k
+    )
+    return [Hit(by_id[rid], score) for rid, score in fused[: spec.limit]]
+
+
+async def _lexical(store: SearchStore, collection: Collection, spec: SearchSpec) -> list[Hit]:
+    if spec.retriever is Retriever.DENSE or not spec.terms:
+        return []
+    return await store.search_terms(
+        collection, spec.workspace, spec.terms, spec.search_filter, spec.candidates
+    )
+
+
+async def _dense(store: SearchStore, collection: Collection, spec: SearchSpec) -> list[Hit]:
+    if spec.retriever is Retriever.BM25 or spec.vector is None:
+        return []
+    return await store.search_vector(
+        collection,
+        spec.workspace,
+        spec.vector,
+        spec.search_filter,
+        spec.candidates,
+        min_score=spec.min_cosine,
+    )
