@@ -7,8 +7,8 @@
 #                     RAGSTREAM_KAFKA_BOOTSTRAP=127.0.0.1:<port> (tests then use it instead of their own)
 #   kafka.sh stop     stop the broker that `start` started
 #   kafka.sh status   exit 0 and print its address while it runs, exit 3 otherwise
-# The tests' fixture (tests/support/kafka.py) calls `fetch` itself; `start` and `stop` go through
-# the same Python launcher, so a broker started here is configured exactly like the tests' own.
+# The tests' fixture (tests/support/kafka.py) calls `fetch` itself; `start` and `stop` run the
+# same launcher (tests/support/kafka_cli.py), so this broker is configured like the tests' own.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 pom="$root/tools/kafka/pom.xml"
@@ -53,7 +53,7 @@ fetch() {
 
 launcher() {
   cd "$root"
-  "$python" -m tests.support.kafka "$@" --state-dir "$cache/run"
+  "$python" -m tests.support.kafka_cli "$@" --state-dir "$cache/run"
 }
 
 case "${1:-}" in

@@ -9,21 +9,17 @@ silently. A developer may set RAGSTREAM_SKIP_INTEGRATION=1 to skip them locally,
 CI=true. RAGSTREAM_KAFKA_BOOTSTRAP=host:port uses a broker that is already running instead
 (e.g. one from `scripts/kafka.sh start`).
 
-`python -m tests.support.kafka start|stop|status` backs `scripts/kafka.sh start|stop|status`.
+`scripts/kafka.sh start|stop|status` runs the same broker detached (tests/support/kafka_cli.py).
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import base64
-import json
 import os
 import shutil
-import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -126,7 +122,7 @@ def java_binary(environ: Mapping[str, str]) -> str:
     return java
 
 
-async def _broker_answers(bootstrap: str) -> bool:
+async def _broker_ids(bootstrap: str) -> list[int]:
     from aiokafka.admin import AIOKafkaAdminClient
     from aiokafka.errors import KafkaError
 
@@ -134,22 +130,22 @@ async def _broker_answers(bootstrap: str) -> bool:
     try:
         await admin.start()
         cluster = await admin.describe_cluster()
-    except KafkaError:
-        return False
+    except (KafkaError, OSError):
+        return []
     finally:
         await admin.close()
-    # A broker lists itself only once the controller has unfenced it, i.e. it can lead partitions.
-    return any(broker["node_id"] == NODE_ID for broker in cluster["brokers"])
+    return [int(broker["node_id"]) for broker in cluster["brokers"]]
 
 
-def broker_answers(bootstrap: str) -> bool:
-    """Whether the broker serves metadata; runs on its own thread so that a caller inside a
-    running event loop can use it too."""
-    result: list[bool] = []
-    thread = threading.Thread(target=lambda: result.append(asyncio.run(_broker_answers(bootstrap))))
+def broker_ids(bootstrap: str) -> list[int]:
+    """The brokers that the cluster's metadata lists (none if it does not answer). A broker is
+    listed only once the controller has unfenced it, i.e. once it can lead partitions. Runs on
+    a thread of its own so that callers inside a running event loop can use it too."""
+    result: list[list[int]] = []
+    thread = threading.Thread(target=lambda: result.append(asyncio.run(_broker_ids(bootstrap))))
     thread.start()
     thread.join()
-    return bool(result and result[0])
+    return result[0] if result else []
 
 
 def port_open(port: int) -> bool:
@@ -221,12 +217,14 @@ class KafkaBroker:
                 num_partitions=self._num_partitions,
             )
         )
-        base = [java, f"-Dlog4j2.configurationFile={LOG_CONFIG}", "-cp", f"{libs}/*"]
-        self._format_storage(base, props)
+        # log4j's own shutdown hook would end logging before Kafka's hook logs its shutdown.
+        opts = [f"-Dlog4j2.configurationFile={LOG_CONFIG}", "-Dlog4j2.shutdownHookEnabled=false"]
+        opts += ["-cp", f"{libs}/*"]
+        self._format_storage([java, *opts], props)
         began = time.monotonic()
         with self.log_file.open("ab") as log:
             self._proc = subprocess.Popen(
-                [*base[:1], f"-Xmx{self._heap}", *base[1:], "kafka.Kafka", str(props)],
+                [java, f"-Xmx{self._heap}", *opts, "kafka.Kafka", str(props)],
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -239,9 +237,9 @@ class KafkaBroker:
             raise
         self.startup_seconds = time.monotonic() - began
 
-    def _format_storage(self, base: list[str], props: Path) -> None:
+    def _format_storage(self, java: list[str], props: Path) -> None:
         # --standalone makes this node the whole controller quorum (a dynamic quorum of one).
-        command = [*base, "kafka.tools.StorageTool", "format", "--standalone"]
+        command = [*java, "kafka.tools.StorageTool", "format", "--standalone"]
         command += ["--cluster-id", new_cluster_id(), "--config", str(props)]
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         if done.returncode != 0:
@@ -254,7 +252,7 @@ class KafkaBroker:
             code = self._proc.poll()
             if code is not None:
                 raise KafkaStartError(f"the broker exited with code {code}\n{self._log_tail()}")
-            if port_open(self._port) and broker_answers(self.bootstrap):
+            if port_open(self._port) and NODE_ID in broker_ids(self.bootstrap):
                 return
             time.sleep(0.25)
         raise KafkaStartError(
@@ -298,7 +296,8 @@ def skip_requested(environ: Mapping[str, str]) -> bool:
 
 @pytest.fixture(scope="session")
 def kafka_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaEndpoint]:
-    """The session's Kafka broker; tests share it, so each should use its own topic names."""
+    """The session's Kafka broker; tests share it, so each should use topic and group names
+    of its own (e.g. with a uuid4 in them)."""
     external = os.environ.get("RAGSTREAM_KAFKA_BOOTSTRAP", "")
     broker = KafkaBroker(workdir=tmp_path_factory.mktemp("kafka"))
     try:
@@ -306,91 +305,11 @@ def kafka_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaEndp
             pytest.skip("RAGSTREAM_SKIP_INTEGRATION is set")
         if not external:
             broker.start()
+        elif not broker_ids(external):
+            raise KafkaStartError(f"RAGSTREAM_KAFKA_BOOTSTRAP={external} does not answer")
     except KafkaStartError as error:
         pytest.fail(f"no Kafka broker for the integration tests: {error}", pytrace=False)
     try:
         yield ExternalKafka(external) if external else broker
     finally:
         broker.stop()
-
-
-def unique_name(prefix: str) -> str:
-    """A topic or group name that no other test of the session uses."""
-    return f"{prefix}-{uuid.uuid4().hex[:12]}"
-
-
-# Command line of scripts/kafka.sh: a detached broker whose pid and address live in a state dir.
-
-
-def _running_pid(state_dir: Path) -> tuple[int, str] | None:
-    """(pid, bootstrap) of the broker recorded in state_dir if that process is still it."""
-    try:
-        record = json.loads((state_dir / "broker.json").read_text())
-        cmdline = Path(f"/proc/{record['pid']}/cmdline").read_bytes()
-    except (FileNotFoundError, ProcessLookupError):
-        return None
-    if b"kafka.Kafka" not in cmdline:
-        return None
-    return int(record["pid"]), str(record["bootstrap"])
-
-
-def _cli_start(state_dir: Path, libs: Path | None) -> int:
-    running = _running_pid(state_dir)
-    if running is None:
-        shutil.rmtree(state_dir / "broker", ignore_errors=True)
-        broker = KafkaBroker(libs=libs, workdir=state_dir / "broker", detach=True)
-        broker.start()
-        record = {"pid": broker.pid, "bootstrap": broker.bootstrap, "log": str(broker.log_file)}
-        (state_dir / "broker.json").write_text(json.dumps(record))
-        print(
-            f"kafka: up in {broker.startup_seconds:.1f} s; log: {broker.log_file}", file=sys.stderr
-        )
-        running = (broker.pid, broker.bootstrap)
-    print(f"RAGSTREAM_KAFKA_BOOTSTRAP={running[1]}")
-    return 0
-
-
-def _cli_stop(state_dir: Path, grace: float = 15.0) -> int:
-    running = _running_pid(state_dir)
-    if running is not None:
-        pid = running[0]
-        os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + grace
-        while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
-            time.sleep(0.2)
-        if Path(f"/proc/{pid}").exists():
-            os.kill(pid, signal.SIGKILL)
-        print(f"kafka: stopped pid {pid}", file=sys.stderr)
-    (state_dir / "broker.json").unlink(missing_ok=True)
-    return 0
-
-
-def _cli_status(state_dir: Path) -> int:
-    running = _running_pid(state_dir)
-    if running is None:
-        print("kafka: not running")
-        return 3
-    print(f"RAGSTREAM_KAFKA_BOOTSTRAP={running[1]} (pid {running[0]})")
-    return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="kafka.sh", description=__doc__)
-    parser.add_argument("command", choices=["start", "stop", "status"])
-    parser.add_argument("--state-dir", type=Path, required=True)
-    parser.add_argument("--libs", type=Path, help="the fetched jars (default: fetch them)")
-    args = parser.parse_args(argv)
-    args.state_dir.mkdir(parents=True, exist_ok=True)
-    try:
-        if args.command == "start":
-            return _cli_start(args.state_dir, args.libs)
-        if args.command == "stop":
-            return _cli_stop(args.state_dir)
-        return _cli_status(args.state_dir)
-    except KafkaStartError as error:
-        print(f"kafka: {error}", file=sys.stderr)
-        return 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -13,7 +13,6 @@ import numpy as np
 import openai
 import pytest
 from openai import AsyncOpenAI
-
 from ragstream.common.providers.embedding import hash_embed
 from ragstream.testing.openai_server import OpenAITestServer
 from ragstream.testing.openai_wire import split_tokens
@@ -97,7 +96,9 @@ async def test_stream_sends_chunks_usage_and_done(server: OpenAITestServer) -> N
         stream_options={"include_usage": True},
     )
     chunks = [chunk async for chunk in stream]
-    deltas = [c.choices[0].delta.content for c in chunks if c.choices and c.choices[0].delta.content]
+    deltas = [
+        c.choices[0].delta.content for c in chunks if c.choices and c.choices[0].delta.content
+    ]
     assert deltas == ["alpha", " beta", " gamma"]
     assert chunks[0].choices[0].delta.role == "assistant"
     assert [c.choices[0].finish_reason for c in chunks if c.choices][-1] == "stop"

@@ -86,7 +86,15 @@ since 10000000 would otherwise print as 1e+07, which an integer setting rejects.
 
 {{/* Credentials (secretKeyRef), OpenTelemetry, then the component's extraEnv. Arguments: dict "root" $ "component" NAME "values" COMPONENT_VALUES. */}}
 {{- define "ragstream.env" -}}
-{{- $root := .root }}
+{{- $root := .root -}}
+- name: POD_NAME
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.name
+- name: POD_NAMESPACE
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.namespace
 {{- range $section, $fields := $root.Values.secrets }}
 {{- range $field, $ref := $fields }}
 {{- if $ref.name }}
@@ -98,14 +106,6 @@ since 10000000 would otherwise print as 1e+07, which an integer setting rejects.
 {{- end }}
 {{- end }}
 {{- end }}
-- name: POD_NAME
-  valueFrom:
-    fieldRef:
-      fieldPath: metadata.name
-- name: POD_NAMESPACE
-  valueFrom:
-    fieldRef:
-      fieldPath: metadata.namespace
 - name: OTEL_SERVICE_NAME
   value: {{ printf "%s-%s" (include "ragstream.fullname" $root) .component | quote }}
 {{- $attributes := list "k8s.pod.name=$(POD_NAME)" "k8s.namespace.name=$(POD_NAMESPACE)" (printf "service.version=%s" $root.Chart.AppVersion) }}
@@ -168,7 +168,7 @@ Arguments: dict "root" $ "component" NAME "values" COMPONENT_VALUES "args" LIST 
 */}}
 {{- define "ragstream.podTemplate" -}}
 {{- $root := .root }}
-{{- $v := .values }}
+{{- $v := .values -}}
 metadata:
   labels:
     {{- include "ragstream.componentLabels" . | nindent 4 }}

@@ -133,9 +133,13 @@ def print_answer(response: query_pb2.QueryResponse) -> None:
         out.print(response.answer)
     for note in response.notes:
         out.print(f"[yellow]note:[/yellow] {note}")
+    cited = [r for r in response.references if f"[{r.reference_id}]" in response.answer]
+    shown = cited or list(response.references)
     out.print("[bold]Sources[/bold]")
-    for ref in response.references:
+    for ref in shown:
         out.print(f"  [{ref.reference_id}] {ref.doc_id}")
+    if len(shown) < len(response.references):
+        out.print(f"  (and {len(response.references) - len(shown)} more in the context)")
     timings = ", ".join(f"{t.stage} {t.duration_ms:.1f} ms" for t in response.timings)
     out.print(f"[dim]timings: {timings}[/dim]")
     providers = response.providers

@@ -56,7 +56,7 @@ async def open_backends(settings: Settings) -> AsyncIterator[Backends]:
     topics = Topics(settings.bus.topic_prefix)
     async with await Database.open(settings.data_dir) as db:
         log_ = await SqliteEventLog.open(db)
-        consumer = await log_.consumer(settings.bus.group_id, [topics.documents])
+        consumer = log_.consumer(settings.bus.group_id, [topics.documents])
         try:
             yield Backends(
                 search=await SqliteSearchStore.open(db),

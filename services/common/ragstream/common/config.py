@@ -78,6 +78,12 @@ class EmbeddingConfig(Section):
     timeout_s: float = Field(60.0, gt=0)
     max_retries: int = Field(3, ge=0, le=10)
 
+    @model_validator(mode="after")
+    def _model_when_openai(self) -> EmbeddingConfig:
+        if self.provider == "openai" and not self.model:
+            raise ValueError("embedding.model is required when embedding.provider is 'openai'")
+        return self
+
 
 class LLMConfig(Section):
     provider: Literal["none", "openai"] = "none"

@@ -173,7 +173,10 @@ class OpenAITestServer:
         app.router.add_get("/v1/models", self._watched("models", self._models))
         # handler_cancellation: a client that disconnects cancels its handler, which is how an
         # abandoned request becomes visible (as CancelledError) in the log.
-        self._runner = web.AppRunner(app, handler_cancellation=True, access_log=None)
+        # A short shutdown_timeout: a test that leaves a stream open must not stall for a minute.
+        self._runner = web.AppRunner(
+            app, handler_cancellation=True, access_log=None, shutdown_timeout=1.0
+        )
         await self._runner.setup()
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -200,7 +203,9 @@ class OpenAITestServer:
 
         async def watched(request: web.Request) -> web.StreamResponse:
             log.in_flight[endpoint] += 1
-            log.peak_in_flight[endpoint] = max(log.peak_in_flight[endpoint], log.in_flight[endpoint])
+            log.peak_in_flight[endpoint] = max(
+                log.peak_in_flight[endpoint], log.in_flight[endpoint]
+            )
             try:
                 return await handler(request)
             except asyncio.CancelledError:
@@ -288,7 +293,7 @@ class OpenAITestServer:
             await response.write(b"data: [DONE]\n\n")
             await response.write_eof()
         except ConnectionResetError:
-            # The client closed while we wrote; with no handler cancellation this is the signal.
+            # The client closed and our write noticed before the handler was cancelled.
             await self.log._note(self.log.cancelled, "chat")
             return response
         await self.log._note(self.log.completed, "chat")

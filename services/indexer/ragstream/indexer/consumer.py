@@ -71,12 +71,19 @@ class DocumentConsumer:
             records = await self._consumer.poll(self._cfg.batch_size, timeout=0.5)
             if not records:
                 continue
-            try:
-                await self.process(records, stop)
-            except* Stopped:
+            if not await self._process_batch(records, stop):
                 log.info("stopped with unfinished records; they will be re-delivered")
                 return
             await self._consumer.commit(records)
+
+    async def _process_batch(self, records: Sequence[BusRecord], stop: asyncio.Event) -> bool:
+        """True when every record was applied or dead-lettered; False when stopped first."""
+        stopped = False
+        try:
+            await self.process(records, stop)
+        except* Stopped:
+            stopped = True
+        return not stopped
 
     async def process(self, records: Sequence[BusRecord], stop: asyncio.Event) -> None:
         async with asyncio.TaskGroup() as group:

@@ -6,6 +6,7 @@ one retrieval path and differ only in what they do with its result.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator
 
 from ragstream.common.models import Collection, Hit
@@ -92,8 +93,10 @@ class QueryEngine:
             if self._chat is None:
                 yield extractive_answer(q.query, retrieval.chunks)
                 return
-            async for delta in self._chat.stream(self.messages(q, retrieval)):
-                yield delta
+            # aclosing: a cancelled client closes the upstream HTTP stream at once.
+            async with contextlib.aclosing(self._chat.stream(self.messages(q, retrieval))) as deltas:
+                async for delta in deltas:
+                    yield delta
 
     def _available_tokens(self, q: QueryInput) -> int:
         overhead = count_tokens(render_prompt(build_messages(q.query, [], [], q.options)))

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import re
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
@@ -19,6 +18,7 @@ import numpy.typing as npt
 import openai
 from ragstream.common.config import ConfigError, EmbeddingConfig
 from ragstream.common.providers import ProviderError, openai_client
+from ragstream.common.text.analyzer import analyze
 
 Matrix = npt.NDArray[np.float32]
 """Shape (n, dimensions): one L2-normalized row per input text."""
@@ -55,26 +55,23 @@ def l2_normalize(matrix: npt.NDArray[np.floating]) -> Matrix:
     return out
 
 
-_WORD = re.compile(r"\w+")
-
-
 def hash_embed(texts: Sequence[str], dimensions: int) -> Matrix:
-    """Feature hashing of lowercase words: each word adds +1 or -1 (a second hash bit picks the
-    sign, so collisions cancel out on average) to one of `dimensions` buckets.
+    """Feature hashing of the BM25 analyzer's terms: each term adds +1 or -1 (a second hash bit
+    picks the sign, so collisions cancel out on average) to one of `dimensions` buckets.
 
     blake2b rather than `hash()`: Python salts str hashes per process, and vectors stored by
     one process must match those computed by the next.
     """
     matrix = np.zeros((len(texts), dimensions), dtype=np.float32)
     for row, text in enumerate(texts):
-        for word in _WORD.findall(text.lower()):
-            value = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "big")
+        for term in analyze(text):
+            value = int.from_bytes(hashlib.blake2b(term.encode(), digest_size=8).digest(), "big")
             matrix[row, value % dimensions] += 1.0 if value >> 63 else -1.0
     return l2_normalize(matrix)
 
 
 class HashEmbedder:
-    """Deterministic and fast, for tests only: words, not meanings, decide similarity."""
+    """Deterministic and fast, for tests only: shared terms, not meanings, decide similarity."""
 
     def __init__(self, dimensions: int = HASH_DEFAULT_DIMENSIONS) -> None:
         if dimensions < 1:

@@ -8,7 +8,7 @@ callers take their LLM-free paths; they never get a stand-in that pretends to be
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -54,11 +54,12 @@ class ChatModel(Protocol):
         *,
         max_tokens: int | None = None,
         temperature: float | None = None,
-    ) -> AsyncIterator[str]:
+    ) -> AsyncGenerator[str, None]:
         """Text deltas as the model produces them.
 
-        Consume it inside `contextlib.aclosing(...)` (or to the end): closing or cancelling
-        the iteration closes the HTTP stream, so the server stops generating.
+        An async generator, so that it can be closed: consume it inside
+        `contextlib.aclosing(...)` (or to the end). Closing it, or cancelling the consumer,
+        closes the HTTP stream, so the server stops generating.
         """
         ...
 
@@ -128,7 +129,7 @@ class OpenAIChat:
         *,
         max_tokens: int | None = None,
         temperature: float | None = None,
-    ) -> AsyncIterator[str]:
+    ) -> AsyncGenerator[str, None]:
         async with self._semaphore:
             try:
                 response = await self._client.chat.completions.create(

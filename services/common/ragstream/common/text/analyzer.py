@@ -31,8 +31,7 @@ import Stemmer
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ebef"
 _TOKEN = re.compile(rf"(?P<han>[{_HAN}]+)|(?P<word>[^\W_{_HAN}]+(?:'[^\W_{_HAN}]+)*)")
 
-ENGLISH_STOPWORDS = frozenset(
-    """
+_ENGLISH_STOPWORDS = """
     a about above after again against all am an and any are aren't as at be because been before
     being below between both but by can can't cannot could couldn't did didn't do does doesn't
     doing don't down during each either else etc ever every few for from further had hadn't has
@@ -46,64 +45,83 @@ ENGLISH_STOPWORDS = frozenset(
     when when's where where's whether which while who who's whom whose why why's will with within
     without won't would wouldn't yet you you'd you'll you're you've your yours yourself
     yourselves
-    """.split()
-)
+"""
+ENGLISH_STOPWORDS = frozenset(_ENGLISH_STOPWORDS.split())
 """Function words that carry no topic (after lowercasing, before stemming)."""
 
-CHINESE_STOPWORDS = frozenset(
-    """
+_CHINESE_STOPWORDS = """
     的 地 得 了 着 过 和 与 及 或 而 并 且 是 在 就 都 也 还 又 很 把 被 让 给 对 从 向 于 以 为
     之 其 这 那 这个 那个 这些 那些 这样 一个 一些 我 你 他 她 它 我们 你们 他们 她们 它们 自己
     吗 呢 吧 啊 呀 哦 嗯 么 但 但是 因为 所以 如果 虽然 而且 或者 以及 等 等等 即 则 所 个
-    """.split()
-)
+"""
+CHINESE_STOPWORDS = frozenset(_CHINESE_STOPWORDS.split())
 """Particles, pronouns and conjunctions; content words such as 学生 are never listed."""
 
-_stem: Callable[[str], str] = Stemmer.Stemmer("english").stemWord
-_jieba_lock = threading.Lock()
-_jieba_cut: Callable[[str], list[str]] | None = None
+_local = threading.local()
 
 
 def analyze(text: str) -> list[str]:
     """The BM25 terms of `text`, in text order, repeats kept (they are term frequencies)."""
     normalized = unicodedata.normalize("NFKC", text).lower().replace("\u2019", "'")
+    stem = _stemmer()
     terms: list[str] = []
     for match in _TOKEN.finditer(normalized):
         han = match.group("han")
         if han is not None:
             terms.extend(_han_terms(han))
         else:
-            terms.extend(_word_terms(match.group("word")))
+            terms.extend(_word_terms(match.group("word"), stem))
     return terms
 
 
-def _word_terms(word: str) -> list[str]:
+def _stemmer() -> Callable[[str], str]:
+    """This thread's Snowball English stemmer: a Stemmer must not be used by two threads at once."""
+    stem: Callable[[str], str] | None = getattr(_local, "stem", None)
+    if stem is None:
+        stem = _local.stem = Stemmer.Stemmer("english").stemWord
+    return stem
+
+
+def _word_terms(word: str, stem: Callable[[str], str]) -> list[str]:
     if word in ENGLISH_STOPWORDS:
         return []
     if "'" in word:
         if word.endswith("'s"):
             word = word[:-2]
-        return [_stem(part) for part in word.split("'") if part and part not in ENGLISH_STOPWORDS]
-    return [_stem(word)]
+        return [stem(part) for part in word.split("'") if part and part not in ENGLISH_STOPWORDS]
+    return [stem(word)]
 
 
 def _han_terms(run: str) -> list[str]:
-    return [word for word in _segmenter()(run) if word not in CHINESE_STOPWORDS]
+    return [word for word in _JIEBA.cut(run) if word not in CHINESE_STOPWORDS]
 
 
-def _segmenter() -> Callable[[str], list[str]]:
-    """jieba's precise mode, initialised on first use: loading its dictionary takes a second.
+class _LazyJieba:
+    """jieba's precise mode, loaded on first use: loading its dictionary takes a second.
 
     The lock makes concurrent first calls load the dictionary once; jieba's INFO lines about
     loading are silenced, since they would repeat in every process.
     """
-    global _jieba_cut
-    if _jieba_cut is None:
-        with _jieba_lock:
-            if _jieba_cut is None:
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._cut: Callable[[str], list[str]] | None = None
+
+    def cut(self, run: str) -> list[str]:
+        cut = self._cut
+        if cut is None:
+            cut = self._load()
+        return cut(run)
+
+    def _load(self) -> Callable[[str], list[str]]:
+        with self._lock:
+            if self._cut is None:
                 import jieba
 
                 jieba.setLogLevel(logging.WARNING)
                 jieba.initialize()
-                _jieba_cut = jieba.lcut
-    return _jieba_cut
+                self._cut = jieba.lcut
+            return self._cut
+
+
+_JIEBA = _LazyJieba()

@@ -59,7 +59,13 @@ def render_prompt(messages: Sequence[ChatMessage]) -> str:
 
 
 def split_sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
+    """Sentences with white space folded; markdown headings and emphasis marks dropped."""
+    sentences = []
+    for raw in _SENTENCE_END.split(text):
+        sentence = " ".join(raw.replace("**", "").split()).lstrip("#").strip()
+        if sentence and not raw.lstrip().startswith("#"):
+            sentences.append(sentence)
+    return sentences
 
 
 def extractive_answer(query: str, chunks: Sequence[ContextChunk], max_sentences: int = 3) -> str:

@@ -29,7 +29,8 @@ def normalized(vectors: FloatMatrix) -> FloatMatrix:
     """Rows scaled to unit length (zero rows stay zero), as float32."""
     matrix = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(matrix, axis=-1, keepdims=True)
-    return np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
+    result: FloatMatrix = np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
+    return result
 
 
 def top_k(scores: FloatMatrix, k: int) -> IntArray:
@@ -62,8 +63,9 @@ class DenseIndex:
         """Adds or replaces rows; `vectors` must already be normalized."""
         if not pks:
             return
-        if self.dim is None:
+        if self.dim is None:  # empty: the first vectors fix the size
             self.dim = int(vectors.shape[1])
+            self._pks = np.zeros(0, dtype=np.int64)
             self._matrix = np.zeros((0, self.dim), dtype=np.float32)
         if vectors.shape[1] != self.dim:
             raise DimensionMismatchError(f"vector size {vectors.shape[1]}, index has {self.dim}")
@@ -97,6 +99,8 @@ class DenseIndex:
                 self._matrix[row] = self._matrix[last]
                 self._rows[moved] = row
             self._size = last
+        if self._size == 0:
+            self.dim = None  # as the store does: an emptied index accepts any size again
 
     def search(
         self, query: FloatMatrix, allowed: IntArray | None, limit: int, min_score: float

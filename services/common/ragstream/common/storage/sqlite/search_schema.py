@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-
 from ragstream.common.models import Collection, SearchRecord, Vector
 from ragstream.common.storage.sqlite.db import Migration
 from ragstream.common.storage.sqlite.dense import normalized
@@ -84,7 +83,9 @@ def encode_vector(vector: Vector, record_id: str) -> Vector:
     """The vector as a normalized 1-D float32 array; a clear error for anything else."""
     array = np.asarray(vector, dtype=np.float32)
     if array.ndim != 1 or array.size == 0:
-        raise ValueError(f"record {record_id!r}: vector must be 1-D and non-empty, got {array.shape}")
+        raise ValueError(
+            f"record {record_id!r}: vector must be 1-D and non-empty, got {array.shape}"
+        )
     if not np.all(np.isfinite(array)):
         raise ValueError(f"record {record_id!r}: vector contains NaN or infinity")
     return normalized(array)

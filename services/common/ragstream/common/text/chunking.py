@@ -1,0 +1,343 @@
+"""Chunking with content-defined boundaries: a local edit changes only the chunks around it.
+
+Chunk ids are hashes of chunk content, so re-indexing an edited document only processes the
+chunks whose text changed. Greedy packing from the start of a document defeats that: one
+inserted sentence shifts every later boundary and every later chunk gets a new id. Here a cut
+depends only on the text near it, the idea behind content-defined chunking in backup and
+sync tools, applied to sentences instead of bytes.
+
+The rule, for a text longer than `chunk_tokens` (a shorter one is a single chunk):
+
+1. Units. The text is split after sentence ends (". ! ?" before whitespace; the Chinese
+   "。！？；" always) and at line and paragraph breaks (blank lines). A unit longer than
+   `unit_max` tokens (the overlap size) is split after clause marks (", ; : ，、："), and a
+   piece still too long by token windows. Every boundary has a level: paragraph > sentence >
+   line > clause > token window.
+2. Anchors. Each boundary scores (level, hash of the unit before it). A boundary is a cut when
+   its score beats every other boundary less than `window` tokens before or after it (the
+   start and end of the text count as unbeatable). This is local-maximum chunking: whether a
+   boundary is a cut depends only on the text within `window` tokens of it, so cuts farther
+   than that from an edit do not move. Because the level comes first, a paragraph end beats
+   every sentence end near it, and a sentence end beats every line break. Two cuts are at
+   least `window` tokens apart, and on random text about 2 x `window` apart on average. With
+   `window` = 0.4 x (`chunk_tokens` - `overlap_tokens`), chunks average about 0.65 x
+   `chunk_tokens` (measured on English prose, abstracts and Chinese encyclopedia text).
+3. Long segments. A segment between two cuts longer than `chunk_tokens - overlap_tokens` (the
+   rare case of steadily rising scores) is split at its best-scoring boundary that leaves both
+   sides at least `window` tokens, recursively: still a function of that segment's text only.
+4. Overlap. Each chunk after the first starts with the trailing whole units of the previous
+   segment, up to `overlap_tokens`, from a sentence start where one fits: again only nearby
+   text, so overlap never spreads an edit.
+
+With `split_by_character`, the text is split on that string first and each part is chunked as
+above; with `split_by_character_only` too, each part is one chunk whatever its length, as in
+LightRAG. All functions here are pure and deterministic.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import re
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import tiktoken
+from ragstream.common.config import ChunkingConfig
+from ragstream.common.text.tokens import encoding
+
+TOKEN, CLAUSE, LINE, SENTENCE, PARAGRAPH = range(5)
+"""Boundary levels, weakest first."""
+
+_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_PARAGRAPH = re.compile(r"\n[^\S\n]*\n")
+_LINE = re.compile(r"\n")
+_CJK_SENTENCE = re.compile(r"[。！？；]+[”’」』）》\"')]*")
+_LATIN_SENTENCE = re.compile(rf"[.!?]+[\"'”’)\]]*(?=\s|[{_HAN}])")
+_CLAUSE = re.compile(r"[,;:](?=\s)|[，、：]")
+_WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]*)$")
+_ABBREVIATION_LIST = "al approx cf dr e.g eq fig figs i.e jr mr mrs ms prof sr st vol vs"
+_ABBREVIATIONS = frozenset(_ABBREVIATION_LIST.split())
+"""Words whose period rarely ends a sentence ("et al.", "Fig."); single letters are initials."""
+
+
+@dataclass(frozen=True, slots=True)
+class TextPiece:
+    """One chunk of a document."""
+
+    content: str
+    """The chunk's text, stripped of surrounding whitespace."""
+    tokens: int
+    """Tokens of `content` in the configured encoding."""
+    order: int
+    """Position of the chunk in its document, from 0."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Unit:
+    start: int
+    end: int
+    tokens: int
+    level: int
+    """Level of the boundary after this unit."""
+
+
+def chunk_text(text: str, cfg: ChunkingConfig) -> list[TextPiece]:
+    """Splits a document into chunks of at most `cfg.chunk_tokens` tokens (see module doc)."""
+    enc = encoding(cfg.encoding)
+    parts = text.split(cfg.split_by_character) if cfg.split_by_character else [text]
+    pieces: list[tuple[str, int]] = []
+    for part in parts:
+        if cfg.split_by_character and cfg.split_by_character_only:
+            content = part.strip()
+            if content:
+                pieces.append((content, len(enc.encode_ordinary(content))))
+        else:
+            pieces.extend(_chunk_part(part, cfg, enc))
+    return [TextPiece(content, tokens, order) for order, (content, tokens) in enumerate(pieces)]
+
+
+def _chunk_part(text: str, cfg: ChunkingConfig, enc: tiktoken.Encoding) -> list[tuple[str, int]]:
+    content = text.strip()
+    if not content:
+        return []
+    tokens = len(enc.encode_ordinary(content))
+    if tokens <= cfg.chunk_tokens:
+        return [(content, tokens)]
+    body = cfg.chunk_tokens - cfg.overlap_tokens
+    unit_max = min(body, max(cfg.overlap_tokens, 16))
+    window = max(1, body * 4 // 10)
+    units = _units(text, enc, unit_max)
+    scores = [_score(text, unit) for unit in units]
+    segments = []
+    for start, end in _anchor_segments(units, scores, window):
+        segments.extend(_split_long_segment(units, scores, start, end, body, window))
+    chunks: list[tuple[str, int]] = []
+    previous: tuple[int, int] | None = None
+    for start, end in segments:
+        first = start if previous is None else _overlap_start(units, previous, cfg.overlap_tokens)
+        chunks.extend(_fit(text[units[first].start : units[end - 1].end], cfg.chunk_tokens, enc))
+        previous = (start, end)
+    return chunks
+
+
+# --- 1. units ---------------------------------------------------------------------------------
+
+
+def _units(text: str, enc: tiktoken.Encoding, unit_max: int) -> list[_Unit]:
+    units: list[_Unit] = []
+    for start, end, level in _spans(text, 0, len(text), _boundaries(text)):
+        tokens = len(enc.encode_ordinary(text[start:end]))
+        if tokens <= unit_max:
+            units.append(_Unit(start, end, tokens, level))
+        else:
+            units.extend(_split_unit(text, start, end, level, enc, unit_max))
+    return units
+
+
+def _boundaries(text: str) -> dict[int, int]:
+    """Offsets where a unit may end, with the strongest level seen at each offset."""
+    found: dict[int, int] = {}
+
+    def mark(offset: int, level: int) -> None:
+        found[offset] = max(level, found.get(offset, TOKEN))
+
+    for match in _LINE.finditer(text):
+        mark(match.start(), LINE)
+    for match in _CJK_SENTENCE.finditer(text):
+        mark(match.end(), SENTENCE)
+    for match in _LATIN_SENTENCE.finditer(text):
+        if not _after_abbreviation(text, match):
+            mark(match.end(), SENTENCE)
+    for match in _PARAGRAPH.finditer(text):
+        mark(match.start(), PARAGRAPH)
+    return found
+
+
+def _after_abbreviation(text: str, match: re.Match[str]) -> bool:
+    if match.group() != ".":
+        return False
+    word = _WORD_BEFORE.search(text, max(0, match.start() - 12), match.start())
+    if word is None:
+        return False
+    return len(word[1]) == 1 or "." in word[1] or word[1].lower() in _ABBREVIATIONS
+
+
+def _spans(
+    text: str, start: int, end: int, boundaries: dict[int, int]
+) -> list[tuple[int, int, int]]:
+    """(start, end, level after) of each unit in text[start:end].
+
+    Whitespace between units opens the next unit, so a unit's token count matches its share
+    of a chunk's count (the tokenizer attaches a leading space to the word after it). A
+    whitespace-only span joins the next unit and lends its boundary level to the one before.
+    """
+    spans: list[tuple[int, int, int]] = []
+    open_at = start
+    for offset in sorted(o for o in boundaries if start < o < end):
+        level = boundaries[offset]
+        if text[open_at:offset].isspace():
+            if spans:
+                s, e, previous_level = spans[-1]
+                spans[-1] = (s, e, max(previous_level, level))
+            continue
+        spans.append((open_at, offset, level))
+        open_at = offset
+    if text[open_at:end].strip():
+        spans.append((open_at, end, PARAGRAPH))
+    return spans
+
+
+def _split_unit(
+    text: str, start: int, end: int, level: int, enc: tiktoken.Encoding, unit_max: int
+) -> list[_Unit]:
+    """A long sentence: split after clause marks, then by token windows."""
+    clauses = {start + m.end(): CLAUSE for m in _CLAUSE.finditer(text[start:end])}
+    spans = _spans(text, start, end, clauses)
+    units: list[_Unit] = []
+    for index, (s, e, clause_level) in enumerate(spans):
+        after = level if index == len(spans) - 1 else clause_level
+        ids = enc.encode_ordinary(text[s:e])
+        if len(ids) <= unit_max:
+            units.append(_Unit(s, e, len(ids), after))
+            continue
+        windows = _token_windows(text[s:e], ids, enc, unit_max)
+        for w_index, (ws, we, count) in enumerate(windows):
+            w_level = after if w_index == len(windows) - 1 else TOKEN
+            units.append(_Unit(s + ws, s + we, count, w_level))
+    return units
+
+
+def _token_windows(
+    piece: str, ids: Sequence[int], enc: tiktoken.Encoding, size: int
+) -> list[tuple[int, int, int]]:
+    """(start, end, tokens) of consecutive windows of about `size` tokens of `piece`.
+
+    A window ends only between whole characters: a CJK character can span several tokens, and
+    cutting inside it would corrupt the text. So a window can exceed `size` by a few tokens.
+    """
+    data = piece.encode("utf-8")
+    windows: list[tuple[int, int, int]] = []
+    byte_start = char_start = count = 0
+    byte_end = 0
+    for token_bytes in enc.decode_tokens_bytes(list(ids)):
+        byte_end += len(token_bytes)
+        count += 1
+        at_char_boundary = byte_end == len(data) or data[byte_end] & 0xC0 != 0x80
+        if count >= size and at_char_boundary and byte_end < len(data):
+            char_end = char_start + len(data[byte_start:byte_end].decode("utf-8"))
+            windows.append((char_start, char_end, count))
+            byte_start, char_start, count = byte_end, char_end, 0
+    windows.append((char_start, len(piece), count))
+    return windows
+
+
+def _score(text: str, unit: _Unit) -> int:
+    """The boundary after `unit`: its level, then a hash of the unit's own text."""
+    digest = hashlib.blake2b(text[unit.start : unit.end].strip().encode(), digest_size=8)
+    return (unit.level << 64) | int.from_bytes(digest.digest(), "big")
+
+
+# --- 2. anchors -------------------------------------------------------------------------------
+
+
+def _anchor_segments(
+    units: Sequence[_Unit], scores: Sequence[int], window: int
+) -> list[tuple[int, int]]:
+    """Unit ranges [start, end) between the local-maximum boundaries."""
+    ends: list[int] = []
+    total = 0
+    for unit in units[:-1]:
+        total += unit.tokens
+        ends.append(total)
+    grand_total = total + units[-1].tokens
+    candidates = list(scores[:-1])
+    before = _window_max(ends, candidates, window)
+    after = _window_max([-e for e in reversed(ends)], candidates[::-1], window)[::-1]
+    cuts = [
+        index + 1
+        for index, score in enumerate(candidates)
+        if ends[index] >= window
+        and grand_total - ends[index] >= window
+        and score > before[index]
+        and score >= after[index]
+    ]
+    edges = [0, *cuts, len(units)]
+    return list(itertools.pairwise(edges))
+
+
+def _window_max(positions: Sequence[int], scores: Sequence[int], window: int) -> list[int]:
+    """For each item, the best score among earlier items less than `window` away (-1: none).
+
+    A monotonic deque keeps this linear in the number of boundaries.
+    """
+    best: list[int] = []
+    queue: deque[int] = deque()
+    for index, position in enumerate(positions):
+        while queue and position - positions[queue[0]] >= window:
+            queue.popleft()
+        best.append(scores[queue[0]] if queue else -1)
+        while queue and scores[queue[-1]] <= scores[index]:
+            queue.pop()
+        queue.append(index)
+    return best
+
+
+# --- 3. long segments ---------------------------------------------------------------------------
+
+
+def _split_long_segment(
+    units: Sequence[_Unit], scores: Sequence[int], start: int, end: int, body: int, window: int
+) -> list[tuple[int, int]]:
+    """Splits units[start:end] at its best boundaries until every part fits in `body` tokens."""
+    done: list[tuple[int, int]] = []
+    pending = [(start, end)]
+    while pending:
+        first, last = pending.pop()
+        sizes = [unit.tokens for unit in units[first:last]]
+        total = sum(sizes)
+        if total <= body or last - first == 1:
+            done.append((first, last))
+            continue
+        margin = min(window, total // 3)
+        left, candidates = 0, []
+        for offset, size in enumerate(sizes[:-1]):
+            left += size
+            if margin <= left <= total - margin:
+                candidates.append(first + offset)
+        pool = candidates or range(first, last - 1)
+        cut = max(pool, key=lambda index: scores[index]) + 1
+        pending.extend([(cut, last), (first, cut)])
+    return done
+
+
+# --- 4. overlap and limits ----------------------------------------------------------------------
+
+
+def _overlap_start(units: Sequence[_Unit], previous: tuple[int, int], overlap: int) -> int:
+    """First unit of a chunk: the previous segment's trailing units within `overlap` tokens.
+
+    Among the starts that fit, the earliest one after a sentence end wins, so that overlap
+    reads as whole sentences even when hard-wrapped lines make many short units.
+    """
+    first, end = previous
+    start, used, best = end, 0, end
+    while start - 1 > first and used + units[start - 1].tokens <= overlap:
+        start -= 1
+        used += units[start].tokens
+        if units[start - 1].level >= SENTENCE:
+            best = start
+    return best if best < end else start
+
+
+def _fit(raw: str, limit: int, enc: tiktoken.Encoding) -> list[tuple[str, int]]:
+    """The chunk, or in the rare case that tokenizing the joined units gives more tokens than
+    their sum and goes over `limit`, its token windows."""
+    content = raw.strip()
+    ids = enc.encode_ordinary(content)
+    if len(ids) <= limit:
+        return [(content, len(ids))]
+    windows = _token_windows(content, ids, enc, limit)
+    pieces = (content[s:e].strip() for s, e, _ in windows)
+    return [(piece, len(enc.encode_ordinary(piece))) for piece in pieces if piece]

@@ -1,0 +1,128 @@
+"""The embedded search store: the shared contract, plus what only this backend promises."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from ragstream.common.models import Collection
+from ragstream.common.storage.protocols import SearchStore
+from ragstream.common.storage.sqlite import Database, DimensionMismatchError, SqliteSearchStore
+from ragstream.common.storage.sqlite.dense import DenseIndex, top_k
+from ragstream.common.storage.sqlite.search_schema import fts_query
+
+from tests.contract.search_store_contract import (
+    NO_FILTER,
+    WS,
+    SearchStoreContract,
+    ids,
+    record,
+    unit,
+)
+
+
+@pytest.fixture
+async def db(tmp_path: Path) -> AsyncIterator[Database]:
+    database = await Database.open(tmp_path)
+    yield database
+    await database.close()
+
+
+class TestSqliteSearchStore(SearchStoreContract):
+    @pytest.fixture
+    async def store(self, db: Database) -> SearchStore:
+        return await SqliteSearchStore.open(db)
+
+
+async def test_vectors_of_another_size_are_a_clear_error(db: Database) -> None:
+    store = await SqliteSearchStore.open(db)
+    await store.upsert(Collection.CHUNKS, [record("r1")])
+    other = record("r2", vector=np.ones(4, dtype=np.float32))
+    with pytest.raises(DimensionMismatchError, match=r"8-d vectors.*'r2' has 4"):
+        await store.upsert(Collection.CHUNKS, [other])
+    with pytest.raises(DimensionMismatchError, match="shape"):
+        await store.search_vector(Collection.CHUNKS, WS, np.ones(4, np.float32), NO_FILTER, 5)
+    assert ids(await store.search_vector(Collection.CHUNKS, WS, unit(1.0), NO_FILTER, 5)) == ["r1"]
+    # Another workspace or collection has its own size; an emptied one accepts a new size.
+    await store.upsert(Collection.ENTITIES, [other])
+    await store.delete(Collection.CHUNKS, WS, ["r1"])
+    await store.upsert(Collection.CHUNKS, [other])
+    assert await store.count(Collection.CHUNKS, WS) == 1
+
+
+async def test_invalid_vectors_are_rejected_before_anything_is_written(db: Database) -> None:
+    store = await SqliteSearchStore.open(db)
+    bad = record("bad", vector=np.array([np.nan, 1.0], dtype=np.float32))
+    with pytest.raises(ValueError, match="NaN"):
+        await store.upsert(Collection.CHUNKS, [record("good"), bad])
+    assert await store.count(Collection.CHUNKS, WS) == 0
+
+
+async def test_records_and_vectors_survive_a_reopen(tmp_path: Path) -> None:
+    async with await Database.open(tmp_path) as first:
+        store = await SqliteSearchStore.open(first)
+        await store.upsert(Collection.CHUNKS, [record("r1", ["alpha"], vector=unit(0.0, 1.0))])
+    async with await Database.open(tmp_path) as second:
+        store = await SqliteSearchStore.open(second)
+        assert ids(await store.search_terms(Collection.CHUNKS, WS, ["alpha"], NO_FILTER, 5)) == [
+            "r1"
+        ]
+        [hit] = await store.search_vector(Collection.CHUNKS, WS, unit(0.0, 1.0), NO_FILTER, 5)
+        assert hit.score == pytest.approx(1.0, abs=1e-5)
+
+
+async def test_a_store_sees_writes_made_through_another_instance(db: Database) -> None:
+    reader, writer = await SqliteSearchStore.open(db), await SqliteSearchStore.open(db)
+    await writer.upsert(Collection.CHUNKS, [record("r1", vector=unit(1.0))])
+    assert ids(await reader.search_vector(Collection.CHUNKS, WS, unit(1.0), NO_FILTER, 5)) == ["r1"]
+    await writer.upsert(Collection.CHUNKS, [record("r2", vector=unit(1.0, 0.1))])
+    await writer.delete(Collection.CHUNKS, WS, ["r1"])
+    assert ids(await reader.search_vector(Collection.CHUNKS, WS, unit(1.0), NO_FILTER, 5)) == ["r2"]
+
+
+async def test_concurrent_writes_and_searches_stay_consistent(db: Database) -> None:
+    store = await SqliteSearchStore.open(db)
+    await store.upsert(Collection.CHUNKS, [record("seed", ["shared"])])
+
+    async def write(batch: int) -> None:
+        rows = [record(f"b{batch}-{i}", ["shared"], vector=unit(1.0, i)) for i in range(20)]
+        await store.upsert(Collection.CHUNKS, rows)
+        await store.delete(Collection.CHUNKS, WS, [f"b{batch}-0"])
+
+    async def search() -> int:
+        return len(await store.search_vector(Collection.CHUNKS, WS, unit(1.0), NO_FILTER, 500))
+
+    results = await asyncio.gather(*(write(b) for b in range(10)), *(search() for _ in range(10)))
+    assert all(isinstance(n, int) and n >= 1 for n in results[10:])
+    assert await store.count(Collection.CHUNKS, WS) == 1 + 10 * 19
+    hits = await store.search_vector(Collection.CHUNKS, WS, unit(1.0), NO_FILTER, 500)
+    assert len(hits) == 1 + 10 * 19
+
+
+def test_fts_query_quotes_every_term_and_drops_blanks_and_duplicates() -> None:
+    assert fts_query(["a", 'say"hi', "a", " ", ""]) == '"a" OR "say""hi"'
+    assert fts_query([]) == ""
+
+
+def test_dense_index_keeps_rows_in_step_through_removals() -> None:
+    index = DenseIndex(None, np.empty(0, np.int64), np.empty((0, 0), np.float32), 0)
+    vectors = np.stack([unit(1.0, i / 10) for i in range(2000)])
+    index.upsert(list(range(2000)), vectors)
+    index.remove([0, 5, 1999, 12345])
+    index.upsert([7], unit(-1.0)[None, :])
+    assert len(index) == 1997
+    best = index.search(unit(1.0), None, 3, -1.0)
+    assert [pk for pk, _ in best] == [1, 2, 3]
+    assert index.search(unit(-1.0), None, 1, -1.0)[0][0] == 7
+    allowed = np.array([5, 7, 1500], dtype=np.int64)
+    assert [pk for pk, _ in index.search(unit(1.0), allowed, 10, -1.0)] == [1500, 7]
+
+
+def test_top_k_returns_the_best_positions_in_order() -> None:
+    scores = np.array([0.1, 0.9, 0.5, 0.9, -0.2], dtype=np.float32)
+    assert top_k(scores, 3).tolist() == [1, 3, 2]
+    assert top_k(scores, 10).tolist() == [1, 3, 2, 0, 4]
+    assert top_k(scores, 0).tolist() == []

@@ -1,0 +1,63 @@
+"""Fixtures of the chart tests: a real helm, and the chart rendered with each values set."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helm.chart import PRODUCTION_VALUES, Helm, HelmError, Manifest, install_helm, write_values
+
+# Values sets the rendered-object tests run on. "everything" is the production example with
+# every credential referenced; "minimal" turns every optional object off.
+EVERYTHING: dict[str, Any] = {
+    "secrets": {"elasticsearch": {"api_key": {"name": "ragstream-elasticsearch", "key": "api-key"}}}
+}
+MINIMAL: dict[str, Any] = {
+    "serviceAccount": {"create": False},
+    "query": {"autoscaling": {"enabled": False}, "pdb": {"enabled": False}},
+    "indexer": {"pdb": {"enabled": False}, "keda": {"enabled": False}},
+    "networkPolicy": {"enabled": False},
+}
+SCENARIOS = ("default", "production", "everything", "minimal")
+
+
+@pytest.fixture(scope="session")
+def helm(tmp_path_factory: pytest.TempPathFactory) -> Helm:
+    """helm from scripts/helm.sh; the tests fail (never skip) when it cannot be had."""
+    try:
+        binary = install_helm()
+    except (HelmError, subprocess.TimeoutExpired) as error:
+        pytest.fail(f"helm is required for the chart tests: {error}")
+    return Helm(binary=binary, home=tmp_path_factory.mktemp("helm-home"))
+
+
+@pytest.fixture(scope="session")
+def values_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("values")
+
+
+@pytest.fixture(scope="session")
+def scenario_files(values_dir: Path) -> dict[str, list[Path]]:
+    return {
+        "default": [],
+        "production": [PRODUCTION_VALUES],
+        "everything": [PRODUCTION_VALUES, write_values(values_dir, "everything", EVERYTHING)],
+        "minimal": [write_values(values_dir, "minimal", MINIMAL)],
+    }
+
+
+@pytest.fixture(scope="session")
+def render(helm: Helm, scenario_files: dict[str, list[Path]]) -> Callable[[str], list[Manifest]]:
+    """Renders a named values set once per session."""
+    cache: dict[str, list[Manifest]] = {}
+
+    def rendered(scenario: str) -> list[Manifest]:
+        if scenario not in cache:
+            cache[scenario] = helm.template(*scenario_files[scenario])
+        return cache[scenario]
+
+    return rendered

@@ -1,0 +1,248 @@
+"""The embedded event log: ordering, offsets, consumer groups, wake-ups and crash recovery."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from ragstream.common.bus.protocols import BusRecord, Consumer, OutgoingRecord, Publisher
+from ragstream.common.bus.sqlite_log import SqliteEventLog
+from ragstream.common.storage.sqlite import Database
+
+
+@pytest.fixture
+async def db(tmp_path: Path) -> AsyncIterator[Database]:
+    async with await Database.open(tmp_path) as database:
+        yield database
+
+
+@pytest.fixture
+async def log(db: Database) -> SqliteEventLog:
+    return await SqliteEventLog.open(db, poll_interval=0.05)
+
+
+def outgoing(*keys: str) -> list[OutgoingRecord]:
+    return [OutgoingRecord(key, key.encode()) for key in keys]
+
+
+async def drain(consumer: Consumer, timeout: float = 0.2) -> list[BusRecord]:
+    """Everything the consumer gets until a poll comes back empty."""
+    found: list[BusRecord] = []
+    while batch := await consumer.poll(100, timeout):
+        found += batch
+    return found
+
+
+async def test_records_come_back_in_order_with_every_field(log: SqliteEventLog) -> None:
+    publisher: Publisher = log
+    await publisher.publish(
+        "docs",
+        [
+            OutgoingRecord("ws/d1", b"v1", (("ce_type", b"upsert"), ("trace", b"\x00\xff"))),
+            OutgoingRecord("ws/d2", None),
+        ],
+    )
+    consumer: Consumer = log.consumer("g", ["docs"])
+    before = time.time()
+    first, tombstone = await consumer.poll(10, 1.0)
+    assert (first.topic, first.partition, first.offset, first.key) == ("docs", 0, 0, "ws/d1")
+    assert first.value == b"v1" and first.header("trace") == b"\x00\xff"
+    assert first.headers == (("ce_type", b"upsert"), ("trace", b"\x00\xff"))
+    assert (tombstone.offset, tombstone.value, tombstone.headers) == (1, None, ())
+    assert before - 60 < first.timestamp <= time.time()
+    assert await consumer.poll(10, 0.0) == []
+
+
+async def test_poll_returns_at_most_max_records_and_continues_after_them(
+    log: SqliteEventLog,
+) -> None:
+    await log.publish("t", outgoing(*(f"k{i}" for i in range(7))))
+    consumer = log.consumer("g", ["t"])
+    assert [r.offset for r in await consumer.poll(3, 1.0)] == [0, 1, 2]
+    assert [r.offset for r in await consumer.poll(3, 1.0)] == [3, 4, 5]
+    assert [r.offset for r in await consumer.poll(3, 1.0)] == [6]
+    assert consumer.positions == {"t": 7}
+
+
+async def test_an_empty_poll_waits_for_its_timeout(log: SqliteEventLog) -> None:
+    consumer = log.consumer("g", ["t"])
+    started = time.monotonic()
+    assert await consumer.poll(10, 0.3) == []
+    assert 0.29 <= time.monotonic() - started < 2.0
+
+
+async def test_a_local_publish_wakes_a_waiting_poll_at_once(db: Database) -> None:
+    log = await SqliteEventLog.open(db, poll_interval=30.0)  # only the wake-up can be fast
+    consumer = log.consumer("g", ["t"])
+    started = time.monotonic()
+    waiting = asyncio.create_task(consumer.poll(10, 20.0))
+    await asyncio.sleep(0.1)
+    await log.publish("t", outgoing("k"))
+    assert [r.key for r in await waiting] == ["k"]
+    assert time.monotonic() - started < 2.0
+
+
+async def test_close_ends_a_waiting_poll(log: SqliteEventLog) -> None:
+    consumer = log.consumer("g", ["t"])
+    waiting = asyncio.create_task(consumer.poll(10, 20.0))
+    await asyncio.sleep(0.1)
+    await consumer.close()
+    assert await asyncio.wait_for(waiting, 2.0) == []
+
+
+async def test_a_new_consumer_resumes_at_the_committed_offset(log: SqliteEventLog) -> None:
+    await log.publish("t", outgoing(*(f"k{i}" for i in range(6))))
+    first = log.consumer("g", ["t"])
+    done = await first.poll(2, 1.0)
+    await first.commit(done)
+    await first.poll(2, 1.0)  # polled, never committed
+    await first.close()
+    second = log.consumer("g", ["t"])
+    assert [r.offset for r in await drain(second)] == [2, 3, 4, 5]
+
+
+async def test_commits_never_move_back(log: SqliteEventLog) -> None:
+    await log.publish("t", outgoing("a", "b", "c"))
+    consumer = log.consumer("g", ["t"])
+    a, b, c = await consumer.poll(10, 1.0)
+    await consumer.commit([c])
+    await consumer.commit([a, b])
+    assert await log.committed("g", ["t"]) == {"t": 3}
+    await consumer.commit([])
+
+
+async def test_commit_rejects_records_of_other_topics(log: SqliteEventLog) -> None:
+    consumer = log.consumer("g", ["t"])
+    with pytest.raises(ValueError, match="not from this consumer's topics"):
+        await consumer.commit([BusRecord("other", 0, 0, "k", b"v")])
+
+
+async def test_groups_and_topics_are_independent(log: SqliteEventLog) -> None:
+    await log.publish("t1", outgoing("a", "b"))
+    await log.publish("t2", outgoing("x"))
+    both = log.consumer("g1", ["t1", "t2"])
+    got = await drain(both)
+    assert sorted((r.topic, r.offset) for r in got) == [("t1", 0), ("t1", 1), ("t2", 0)]
+    await both.commit(got)
+    other = log.consumer("g2", ["t1"])
+    assert [r.key for r in await drain(other)] == ["a", "b"]
+    assert await log.lag("g1", ["t1", "t2"]) == {"t1": 0, "t2": 0}
+    assert await log.lag("g2", ["t1", "t2"]) == {"t1": 2, "t2": 1}
+
+
+async def test_offsets_keep_growing_and_status_reports_them(log: SqliteEventLog) -> None:
+    assert await log.end_offsets(["t"]) == {"t": 0}
+    await log.publish("t", outgoing("a", "b"))
+    consumer = log.consumer("g", ["t"])
+    await consumer.commit(await consumer.poll(1, 1.0))
+    await log.publish("t", outgoing("c"))
+    assert [r.offset for r in await drain(consumer)] == [1, 2]
+    assert await log.end_offsets(["t"]) == {"t": 3}
+    assert await log.committed("g", ["t"]) == {"t": 1}
+    assert await log.lag("g", ["t"]) == {"t": 2}
+
+
+async def test_a_group_has_one_open_consumer_at_a_time(log: SqliteEventLog) -> None:
+    first = log.consumer("g", ["t"])
+    with pytest.raises(ValueError, match="already has an open consumer"):
+        log.consumer("g", ["t"])
+    await first.close()
+    await log.consumer("g", ["t"]).close()
+
+
+CHILD = textwrap.dedent(
+    """
+    import asyncio, sys, time
+    from pathlib import Path
+    from ragstream.common.bus.protocols import OutgoingRecord
+    from ragstream.common.bus.sqlite_log import SqliteEventLog
+    from ragstream.common.storage.sqlite import Database
+
+    def say(*words):
+        print(*words, flush=True)
+
+    async def main(data_dir, mode):
+        db = await Database.open(Path(data_dir))
+        log = await SqliteEventLog.open(db, poll_interval=0.05)
+        if mode == "publish-later":
+            await asyncio.sleep(0.3)
+            await log.publish("t", [OutgoingRecord("late", b"v")])
+            say("published")
+            return
+        consumer = log.consumer("g", ["t"])
+        done = await consumer.poll(4, 10.0)
+        await consumer.commit(done)
+        say("committed", *[r.offset for r in done])
+        processing = await consumer.poll(3, 10.0)
+        say("processed", *[r.offset for r in processing])
+        await log.publish("from-child", [OutgoingRecord("c", b"v")])
+        say("ready")
+        time.sleep(60)  # killed here: after processing, before the commit
+
+    asyncio.run(main(sys.argv[1], sys.argv[2]))
+    """
+)
+
+
+def start_child(data_dir: Path, mode: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(data_dir), mode],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+
+
+def read_lines_until(child: subprocess.Popen[str], last: str) -> dict[str, list[int]]:
+    assert child.stdout is not None
+    lines: dict[str, list[int]] = {}
+    for line in child.stdout:
+        word, *offsets = line.split()
+        lines[word] = [int(o) for o in offsets]
+        if word == last:
+            return lines
+    raise AssertionError(f"child exited ({child.wait()}) before printing {last!r}: {lines}")
+
+
+async def test_a_killed_consumer_gets_its_uncommitted_records_again(tmp_path: Path) -> None:
+    async with await Database.open(tmp_path) as db:
+        log = await SqliteEventLog.open(db, poll_interval=0.05)
+        await log.publish("t", outgoing(*(f"k{i}" for i in range(10))))
+    child = start_child(tmp_path, "consume")
+    try:
+        lines = await asyncio.to_thread(read_lines_until, child, "ready")
+    finally:
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait()
+    assert child.returncode == -signal.SIGKILL
+    assert lines["committed"] == [0, 1, 2, 3] and lines["processed"] == [4, 5, 6]
+
+    async with await Database.open(tmp_path) as db:
+        log = await SqliteEventLog.open(db, poll_interval=0.05)
+        consumer = log.consumer("g", ["t"])
+        assert [r.offset for r in await drain(consumer)] == [4, 5, 6, 7, 8, 9]
+        assert await log.committed("g", ["t"]) == {"t": 4}
+        # What the child published before it died is durable.
+        assert [r.key for r in await drain(log.consumer("g2", ["from-child"]))] == ["c"]
+
+
+async def test_a_poll_sees_records_another_process_publishes(
+    log: SqliteEventLog, db: Database
+) -> None:
+    consumer = log.consumer("g", ["t"])
+    assert await consumer.poll(10, 0.0) == []
+    child = start_child(db.path.parent, "publish-later")
+    try:
+        got = await consumer.poll(10, 20.0)
+    finally:
+        await asyncio.to_thread(child.wait)
+    assert [r.key for r in got] == ["late"]
+    assert child.returncode == 0
