@@ -22,9 +22,10 @@ The rule, for a text longer than `chunk_tokens` (a shorter one is a single chunk
    least `window` tokens apart, and on random text about 2 x `window` apart on average. With
    `window` = 0.4 x (`chunk_tokens` - `overlap_tokens`), chunks average about 0.65 x
    `chunk_tokens` (measured on English prose, abstracts and Chinese encyclopedia text).
-3. Long segments. A segment between two cuts longer than `chunk_tokens - overlap_tokens` (the
-   rare case of steadily rising scores) is split at its best-scoring boundary that leaves both
-   sides at least `window` tokens, recursively: still a function of that segment's text only.
+3. Long segments. Local maxima are sometimes far apart (about one segment in five on prose
+   is longer than `chunk_tokens - overlap_tokens`). Such a segment is split at its
+   best-scoring boundary that leaves both sides at least `window` tokens, recursively: still a
+   function of that segment's text only, so an edit inside it changes only its parts.
 4. Overlap. Each chunk after the first starts with the trailing whole units of the previous
    segment, up to `overlap_tokens`, from a sentence start where one fits: again only nearby
    text, so overlap never spreads an edit.

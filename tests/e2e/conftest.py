@@ -1,0 +1,61 @@
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+
+from tests.support.server import REPO, ServeProcess
+from ragstream.cli.files import read_all
+from ragstream.v1 import common_pb2, ingest_pb2, ingest_pb2_grpc
+
+DEMO_CORPUS = REPO / "demo" / "corpus"
+WORKSPACE = "e2e"
+
+
+def publish_and_wait(channel: grpc.Channel, workspace: str, corpus: Path) -> list[common_pb2.DocumentStatus]:
+    import time
+
+    documents, _ = read_all([corpus])
+    stub = ingest_pb2_grpc.IngestServiceStub(channel)
+    published = stub.PublishDocuments(
+        ingest_pb2.PublishDocumentsRequest(
+            workspace=workspace,
+            documents=[
+                ingest_pb2.DocumentInput(doc_id=d.doc_id, content=d.content, file_path=d.doc_id)
+                for d in documents
+            ],
+        )
+    ).results
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        statuses = stub.GetDocumentStatus(
+            ingest_pb2.GetDocumentStatusRequest(
+                workspace=workspace, doc_ids=[r.doc_id for r in published]
+            )
+        ).documents
+        if len(statuses) == len(published) and all(
+            s.state == common_pb2.DOCUMENT_STATE_PROCESSED for s in statuses
+        ):
+            return list(statuses)
+        time.sleep(0.2)
+    raise TimeoutError("corpus not indexed in time")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
+    process = ServeProcess(tmp_path_factory.mktemp("serve") / "data").start()
+    try:
+        yield process
+    finally:
+        process.stop()
+
+
+@pytest.fixture(scope="module")
+def channel(server: ServeProcess) -> Iterator[grpc.Channel]:
+    with grpc.insecure_channel(server.address) as ch:
+        yield ch
+
+
+@pytest.fixture(scope="module")
+def indexed(channel: grpc.Channel) -> list[common_pb2.DocumentStatus]:
+    return publish_and_wait(channel, WORKSPACE, DEMO_CORPUS)
