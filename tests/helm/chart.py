@@ -56,7 +56,12 @@ class Helm:
             "HELM_DATA_HOME": str(self.home / "data"),
         }
         return subprocess.run(
-            [str(self.binary), *args], capture_output=True, text=True, env=env, timeout=60
+            [str(self.binary), *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+            check=False,
         )
 
     def template(

@@ -9,7 +9,14 @@ from typing import Any
 
 import pytest
 
-from tests.helm.chart import PRODUCTION_VALUES, Helm, HelmError, Manifest, install_helm, write_values
+from tests.helm.chart import (
+    PRODUCTION_VALUES,
+    Helm,
+    HelmError,
+    Manifest,
+    install_helm,
+    write_values,
+)
 
 # Values sets the rendered-object tests run on. "everything" is the production example with
 # every credential referenced; "minimal" turns every optional object off.

@@ -36,7 +36,11 @@ OLDEST_KUBERNETES = "1.27.0"  # Chart.yaml's kubeVersion floor
 
 def test_helm_lint_strict_passes_with_default_and_production_values() -> None:
     done = subprocess.run(
-        ["bash", str(HELM_SCRIPT), "lint"], capture_output=True, text=True, timeout=1500
+        ["bash", str(HELM_SCRIPT), "lint"],
+        capture_output=True,
+        text=True,
+        timeout=1500,
+        check=False,
     )
     output = done.stdout + done.stderr
     assert done.returncode == 0, output

@@ -300,6 +300,7 @@ def kafka_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaEndp
     of its own (e.g. with a uuid4 in them)."""
     external = os.environ.get("RAGSTREAM_KAFKA_BOOTSTRAP", "")
     broker = KafkaBroker(workdir=tmp_path_factory.mktemp("kafka"))
+    problem = ""
     try:
         if skip_requested(os.environ):
             pytest.skip("RAGSTREAM_SKIP_INTEGRATION is set")
@@ -308,7 +309,9 @@ def kafka_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaEndp
         elif not broker_ids(external):
             raise KafkaStartError(f"RAGSTREAM_KAFKA_BOOTSTRAP={external} does not answer")
     except KafkaStartError as error:
-        pytest.fail(f"no Kafka broker for the integration tests: {error}", pytrace=False)
+        problem = str(error)
+    if problem:  # outside the except block: the reason alone, without a chained traceback
+        pytest.fail(f"no Kafka broker for the integration tests: {problem}", pytrace=False)
     try:
         yield ExternalKafka(external) if external else broker
     finally:

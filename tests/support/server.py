@@ -36,11 +36,19 @@ class ServeProcess:
 
     def start(self, timeout_s: float = 60) -> ServeProcess:
         command = [
-            sys.executable, "-m", "ragstream.cli.main", "serve",
-            "--data-dir", str(self.data_dir), "--listen", self.address,
+            sys.executable,
+            "-m",
+            "ragstream.cli.main",
+            "serve",
+            "--data-dir",
+            str(self.data_dir),
+            "--listen",
+            self.address,
         ]
         log = self.log_path.open("ab")
-        self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=self._env)
+        self.process = subprocess.Popen(
+            command, stdout=log, stderr=subprocess.STDOUT, env=self._env
+        )
         asyncio.run(self._wait_serving(timeout_s))
         return self
 

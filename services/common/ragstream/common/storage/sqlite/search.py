@@ -21,6 +21,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 
 import numpy as np
+
 from ragstream.common.models import Collection, Hit, SearchFilter, SearchRecord, Vector
 from ragstream.common.storage.sqlite import search_schema as schema
 from ragstream.common.storage.sqlite.db import Database
@@ -156,11 +157,11 @@ class SqliteSearchStore:
 
         def read(conn: sqlite3.Connection) -> list[SearchRecord]:
             rows = conn.execute(
-                f"SELECT {schema.RECORD_COLUMNS} FROM {tables.records} WHERE workspace = ? "
-                "AND id IN (SELECT value FROM json_each(?))",
+                f"{tables.select_records} WHERE r.workspace = ? "
+                "AND r.id IN (SELECT value FROM json_each(?))",
                 (workspace, _json_list(ids)),
             ).fetchall()
-            found = {row[0]: schema.row_record(row) for row in rows}
+            found = {row[1]: schema.row_record(row[1:]) for row in rows}
             return [found[i] for i in dict.fromkeys(ids) if i in found]
 
         return await self._db.read(read)
@@ -241,8 +242,11 @@ class SqliteSearchStore:
         if index is not None and index.generation >= generation:
             return index
         tables = schema.tables(collection)
+        # pk IN (...) visits the vectors in pk order, i.e. mostly sequentially.
         rows = conn.execute(
-            f"SELECT pk, vector FROM {tables.records} WHERE workspace = ?", (workspace,)
+            f"SELECT pk, vector FROM {tables.vectors} "
+            f"WHERE pk IN (SELECT pk FROM {tables.records} WHERE workspace = ?)",
+            (workspace,),
         ).fetchall()
         pks = np.fromiter((pk for pk, _ in rows), dtype=np.int64, count=len(rows))
         flat = np.frombuffer(b"".join(blob for _, blob in rows), dtype="<f4")
@@ -285,8 +289,7 @@ def _hits(
     if not scored:
         return []
     rows = conn.execute(
-        f"SELECT pk, {schema.RECORD_COLUMNS} FROM {tables.records} "
-        "WHERE pk IN (SELECT value FROM json_each(?))",
+        f"{tables.select_records} WHERE r.pk IN (SELECT value FROM json_each(?))",
         (_json_list([pk for pk, _ in scored]),),
     ).fetchall()
     records = {row[0]: schema.row_record(row[1:]) for row in rows}
@@ -317,24 +320,30 @@ def _write_record(
     conn: sqlite3.Connection, tables: schema.Tables, record: SearchRecord, vector: Vector
 ) -> int:
     """Inserts or replaces one record with its FTS and doc-id rows; returns its pk."""
-    values = schema.record_row(record, vector)
-    old = conn.execute(
-        f"SELECT pk, terms FROM {tables.records} WHERE workspace = ? AND id = ?",
-        (record.workspace, record.id),
-    ).fetchone()
+    row = schema.record_row(record, vector)
+    old = _find(conn, tables, record.workspace, record.id)
     if old is None:
-        placeholders = ", ".join("?" * len(values))
         cursor = conn.execute(
-            f"INSERT INTO {tables.records} ({schema.RECORD_COLUMNS}) VALUES ({placeholders})",
-            values,
+            f"INSERT INTO {tables.records} (workspace, id, ts, metadata) VALUES (?, ?, ?, ?)",
+            row.record,
         )
         pk = int(cursor.lastrowid or 0)
     else:
-        pk = int(old[0])
-        _fts_delete(conn, tables, pk, old[1])
-        assignments = ", ".join(f"{c.strip()} = ?" for c in schema.RECORD_COLUMNS.split(","))
-        conn.execute(f"UPDATE {tables.records} SET {assignments} WHERE pk = ?", (*values, pk))
+        pk, old_terms = old
+        _fts_delete(conn, tables, pk, old_terms)
+        conn.execute(
+            f"UPDATE {tables.records} SET ts = ?, metadata = ? WHERE pk = ?",
+            (*row.record[2:], pk),
+        )
         conn.execute(f"DELETE FROM {tables.docs} WHERE pk = ?", (pk,))
+    conn.execute(
+        f"INSERT OR REPLACE INTO {tables.data} (pk, text, terms, doc_ids, attrs) "
+        "VALUES (?, ?, ?, ?, ?)",
+        (pk, *row.data),
+    )
+    conn.execute(
+        f"INSERT OR REPLACE INTO {tables.vectors} (pk, vector) VALUES (?, ?)", (pk, row.vector)
+    )
     conn.execute(
         f"INSERT INTO {tables.fts} (rowid, terms) VALUES (?, ?)",
         (pk, schema.fts_text(record.terms)),
@@ -346,18 +355,27 @@ def _write_record(
     return pk
 
 
+def _find(
+    conn: sqlite3.Connection, tables: schema.Tables, workspace: str, record_id: str
+) -> tuple[int, str] | None:
+    """(pk, terms JSON) of the stored record, if any."""
+    row = conn.execute(
+        f"SELECT r.pk, d.terms FROM {tables.records} AS r JOIN {tables.data} AS d "
+        "ON d.pk = r.pk WHERE r.workspace = ? AND r.id = ?",
+        (workspace, record_id),
+    ).fetchone()
+    return None if row is None else (int(row[0]), str(row[1]))
+
+
 def _delete_record(
     conn: sqlite3.Connection, tables: schema.Tables, workspace: str, record_id: str
 ) -> int | None:
-    old = conn.execute(
-        f"SELECT pk, terms FROM {tables.records} WHERE workspace = ? AND id = ?",
-        (workspace, record_id),
-    ).fetchone()
+    old = _find(conn, tables, workspace, record_id)
     if old is None:
         return None
-    pk = int(old[0])
-    _fts_delete(conn, tables, pk, old[1])
-    conn.execute(f"DELETE FROM {tables.records} WHERE pk = ?", (pk,))  # docs rows cascade
+    pk, terms = old
+    _fts_delete(conn, tables, pk, terms)
+    conn.execute(f"DELETE FROM {tables.records} WHERE pk = ?", (pk,))  # the rest cascades
     return pk
 
 

@@ -1,0 +1,202 @@
+"""Chunking: window limits, overlap, preferred cut points, and content-defined boundaries."""
+
+from __future__ import annotations
+
+import random
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ragstream.common.config import ChunkingConfig
+from ragstream.common.text.chunking import TextPiece, chunk_text
+from ragstream.common.text.tokens import count_tokens
+
+WORDS = (
+    "river stone lantern harbor copper meadow signal orchard thunder ribbon glacier pepper "
+    "canyon velvet marble falcon willow ember quartz tundra beacon saddle cobalt prairie "
+    "anchor blossom cinder dune fjord garnet hollow island jasmine kelp lagoon mosaic"
+).split()
+CHINESE_WORDS = "北京 学生 图书馆 学习 城市 河流 铁路 音乐 历史 科学 天气 市场".split()
+
+
+def english_sentences(count: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    sentences = []
+    for index in range(count):
+        words = [rng.choice(WORDS) for _ in range(rng.randint(5, 14))]
+        sentences.append(f"Sentence {index} says {' '.join(words)}.")
+    return sentences
+
+
+def chinese_sentences(count: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    marks = "。！？；"
+    sentences = []
+    for index in range(count):
+        first = "".join(rng.choice(CHINESE_WORDS) for _ in range(rng.randint(3, 6)))
+        second = "".join(rng.choice(CHINESE_WORDS) for _ in range(rng.randint(3, 6)))
+        sentences.append(f"第{index}句{first}，{second}{marks[index % 4]}")
+    return sentences
+
+
+def shared_edge(previous: str, following: str) -> str:
+    """The longest end of `previous` that `following` starts with."""
+    for size in range(min(len(previous), len(following)), 0, -1):
+        if following.startswith(previous[-size:]):
+            return previous[-size:]
+    return ""
+
+
+def assert_well_formed(pieces: list[TextPiece], cfg: ChunkingConfig) -> None:
+    assert [piece.order for piece in pieces] == list(range(len(pieces)))
+    for piece in pieces:
+        assert piece.content == piece.content.strip() != ""
+        assert piece.tokens == count_tokens(piece.content)
+        assert piece.tokens <= cfg.chunk_tokens
+
+
+def test_empty_and_whitespace_give_no_chunks() -> None:
+    assert chunk_text("", ChunkingConfig()) == []
+    assert chunk_text(" \n\t\n ", ChunkingConfig()) == []
+
+
+def test_short_text_is_one_stripped_chunk() -> None:
+    pieces = chunk_text("\n  Hello world. Second sentence.  \n", ChunkingConfig())
+    assert pieces == [TextPiece("Hello world. Second sentence.", 6, 0)]
+
+
+def test_windows_respect_the_limit_and_cover_every_sentence() -> None:
+    cfg = ChunkingConfig(chunk_tokens=120, overlap_tokens=20)
+    sentences = english_sentences(300, seed=1)
+    text = " ".join(sentences)
+    pieces = chunk_text(text, cfg)
+    assert_well_formed(pieces, cfg)
+    assert len(pieces) > 20
+    joined = "\n".join(piece.content for piece in pieces)
+    assert all(sentence in joined for sentence in sentences)
+    mean = sum(piece.tokens for piece in pieces) / len(pieces)
+    assert 0.45 * cfg.chunk_tokens <= mean <= 0.85 * cfg.chunk_tokens
+    assert chunk_text(text, cfg) == pieces  # deterministic
+
+
+def test_consecutive_chunks_overlap_by_whole_sentences() -> None:
+    cfg = ChunkingConfig(chunk_tokens=120, overlap_tokens=30)
+    pieces = chunk_text(" ".join(english_sentences(200, seed=2)), cfg)
+    for previous, following in zip(pieces, pieces[1:], strict=False):
+        overlap = shared_edge(previous.content, following.content)
+        assert re.fullmatch(r"Sentence \d+ says [a-z ]+\.( Sentence \d+ says [a-z ]+\.)*", overlap)
+        assert count_tokens(overlap) <= cfg.overlap_tokens
+
+
+def test_no_overlap_when_overlap_is_zero() -> None:
+    cfg = ChunkingConfig(chunk_tokens=120, overlap_tokens=0)
+    sentences = english_sentences(200, seed=3)
+    pieces = chunk_text(" ".join(sentences), cfg)
+    assert sum(len(re.findall(r"Sentence \d+ ", piece.content)) for piece in pieces) == 200
+
+
+def test_english_cuts_fall_after_sentence_ends() -> None:
+    cfg = ChunkingConfig(chunk_tokens=100, overlap_tokens=20)
+    pieces = chunk_text(" ".join(english_sentences(200, seed=4)), cfg)
+    assert all(piece.content.startswith("Sentence ") for piece in pieces)
+    assert all(piece.content.endswith(".") for piece in pieces)
+
+
+def test_chinese_punctuation_marks_the_cuts() -> None:
+    cfg = ChunkingConfig(chunk_tokens=100, overlap_tokens=20)
+    pieces = chunk_text("".join(chinese_sentences(200, seed=5)), cfg)
+    assert_well_formed(pieces, cfg)
+    assert len(pieces) > 10
+    for piece in pieces:
+        assert piece.content.startswith("第")  # a sentence start, never after a comma
+        assert piece.content[-1] in "。！？；"
+        assert "\ufffd" not in piece.content
+
+
+def test_paragraph_ends_are_preferred_over_sentence_ends() -> None:
+    cfg = ChunkingConfig(chunk_tokens=200, overlap_tokens=0)
+    sentences = english_sentences(240, seed=6)
+    paragraphs = [" ".join(sentences[i : i + 3]) for i in range(0, len(sentences), 3)]
+    text = "\n\n".join(paragraphs)
+    pieces = chunk_text(text, cfg)
+    assert len(pieces) > 5
+    for piece in pieces[:-1]:
+        end = text.index(piece.content) + len(piece.content)
+        assert text[end : end + 2] == "\n\n"
+
+
+def test_sentence_longer_than_the_window_is_cut_by_tokens() -> None:
+    cfg = ChunkingConfig(chunk_tokens=64, overlap_tokens=8)
+    rng = random.Random(7)
+    words = [f"{rng.choice(WORDS)}{index}" for index in range(600)]
+    pieces = chunk_text(" ".join(words), cfg)
+    assert_well_formed(pieces, cfg)
+    joined = " ".join(piece.content for piece in pieces)
+    assert all(word in joined for word in words)
+
+
+def test_unpunctuated_chinese_is_cut_between_characters() -> None:
+    cfg = ChunkingConfig(chunk_tokens=50, overlap_tokens=5)
+    text = "".join(CHINESE_WORDS) * 40
+    pieces = chunk_text(text, cfg)
+    assert_well_formed(pieces, cfg)
+    assert all("\ufffd" not in piece.content for piece in pieces)
+    assert "".join(piece.content for piece in pieces) == text
+
+
+def test_split_by_character_chunks_each_part() -> None:
+    cfg = ChunkingConfig(chunk_tokens=80, overlap_tokens=10, split_by_character="\n---\n")
+    long_part = " ".join(english_sentences(60, seed=8))
+    text = "\n---\n".join(["Tiny part.", long_part, "  ", "Another small part."])
+    pieces = chunk_text(text, cfg)
+    assert_well_formed(pieces, cfg)
+    assert pieces[0].content == "Tiny part."
+    assert pieces[-1].content == "Another small part."
+    assert len(pieces) > 4
+    assert all("---" not in piece.content for piece in pieces)
+
+
+def test_split_by_character_only_keeps_long_parts_whole() -> None:
+    cfg = ChunkingConfig(
+        chunk_tokens=80, overlap_tokens=10, split_by_character="|", split_by_character_only=True
+    )
+    long_part = " ".join(english_sentences(40, seed=9))
+    pieces = chunk_text(f" first |{long_part}| | last ", cfg)
+    assert [piece.content for piece in pieces] == ["first", long_part, "last"]
+    assert [piece.order for piece in pieces] == [0, 1, 2]
+    assert pieces[1].tokens == count_tokens(long_part) > cfg.chunk_tokens
+
+
+sentence_strategy = st.builds(
+    lambda words, end: " ".join(words) + end,
+    st.lists(st.sampled_from(WORDS + CHINESE_WORDS), min_size=3, max_size=16),
+    st.sampled_from([". ", "! ", "? ", "。", "；", ".\n\n"]),
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    sentences=st.lists(sentence_strategy, min_size=150, max_size=220),
+    edit=st.sampled_from(["insert", "replace", "delete"]),
+    where=st.floats(min_value=0.4, max_value=0.6),
+    new_sentence=sentence_strategy,
+)
+def test_local_edit_keeps_distant_chunks(
+    sentences: list[str], edit: str, where: float, new_sentence: str
+) -> None:
+    cfg = ChunkingConfig(chunk_tokens=100, overlap_tokens=20)
+    at = int(len(sentences) * where)
+    edited = list(sentences)
+    if edit == "insert":
+        edited.insert(at, new_sentence)
+    elif edit == "replace":
+        edited[at] = new_sentence
+    else:
+        del edited[at]
+    before = chunk_text("".join(sentences), cfg)
+    after = chunk_text("".join(edited), cfg)
+    assert after[0].content == before[0].content
+    assert after[-1].content == before[-1].content
+    kept = {piece.content for piece in before}
+    assert sum(piece.content not in kept for piece in after) <= 6
