@@ -35,6 +35,7 @@ fetch() {
   if ! fetched; then
     local tmp
     tmp=$(mktemp -d "$cache/$version/libs.XXXXXX")
+    chmod 755 "$tmp"
     local out
     if ! out=$(mvn -B -q -f "$pom" dependency:copy-dependencies \
         -DincludeScope=runtime -DoutputDirectory="$tmp" 2>&1); then
@@ -58,7 +59,7 @@ launcher() {
 
 case "${1:-}" in
   fetch) fetch ;;
-  start) launcher start --libs "$(fetch)" ;;
+  start) jars=$(fetch) && launcher start --libs "$jars" ;;
   stop) launcher stop ;;
   status) launcher status ;;
   *) echo "usage: kafka.sh fetch|start|stop|status" >&2; exit 2 ;;

@@ -4,15 +4,17 @@ from pathlib import Path
 import grpc
 import pytest
 
-from tests.support.server import REPO, ServeProcess
 from ragstream.cli.files import read_all
 from ragstream.v1 import common_pb2, ingest_pb2, ingest_pb2_grpc
+from tests.support.server import REPO, ServeProcess
 
 DEMO_CORPUS = REPO / "demo" / "corpus"
 WORKSPACE = "e2e"
 
 
-def publish_and_wait(channel: grpc.Channel, workspace: str, corpus: Path) -> list[common_pb2.DocumentStatus]:
+def publish_and_wait(
+    channel: grpc.Channel, workspace: str, corpus: Path
+) -> list[common_pb2.DocumentStatus]:
     import time
 
     documents, _ = read_all([corpus])

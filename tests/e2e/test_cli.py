@@ -15,12 +15,17 @@ pytestmark = pytest.mark.e2e
 def ragstream(server: ServeProcess, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "ragstream.cli.main", *args, "--server", server.address],
-        capture_output=True, text=True, timeout=120, check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
         env={**os.environ, "COLUMNS": "200"},
     )
 
 
-def test_bad_files_are_reported_and_the_others_indexed(server: ServeProcess, tmp_path: Path) -> None:
+def test_bad_files_are_reported_and_the_others_indexed(
+    server: ServeProcess, tmp_path: Path
+) -> None:
     (tmp_path / "good.md").write_text("Tomasz Brejcha designed the Skua 3 hull.", encoding="utf-8")
     (tmp_path / "zh.md").write_text("周明哲在舟山完成了海试。", encoding="utf-8")
     (tmp_path / "empty.txt").write_text("", encoding="utf-8")
@@ -29,7 +34,9 @@ def test_bad_files_are_reported_and_the_others_indexed(server: ServeProcess, tmp
     result = ragstream(server, "ingest", str(tmp_path), "--wait", "-w", "cli")
     assert result.returncode == 1, result.stdout + result.stderr
     for name, reason in [("empty.txt", "empty"), ("blob.bin", "binary"), ("latin1.txt", "UTF-8")]:
-        assert any(name in line and reason in line for line in result.stderr.splitlines()), result.stderr
+        assert any(name in line and reason in line for line in result.stderr.splitlines()), (
+            result.stderr
+        )
     assert "indexed 2, failed 0" in result.stdout
     status = ragstream(server, "status", "-w", "cli")
     assert "good.md" in status.stdout and "zh.md" in status.stdout and "processed" in status.stdout
@@ -42,7 +49,9 @@ def test_changed_file_updates_and_delete_removes(server: ServeProcess, tmp_path:
     doc.write_text("The Petrel 2 robot now inspects offshore wind turbines.", encoding="utf-8")
     os.utime(doc, ns=(doc.stat().st_atime_ns, doc.stat().st_mtime_ns + 1_000_000))
     assert ragstream(server, "ingest", str(doc), "--wait", "-w", "cli2").returncode == 0
-    answer = ragstream(server, "query", "What does the Petrel 2 inspect?", "--context-only", "--json", "-w", "cli2")
+    answer = ragstream(
+        server, "query", "What does the Petrel 2 inspect?", "--context-only", "--json", "-w", "cli2"
+    )
     assert "wind turbines" in answer.stdout and "Skjervik" not in answer.stdout
     assert ragstream(server, "delete", "note.md", "-w", "cli2").returncode == 0
     for _ in range(50):

@@ -25,12 +25,16 @@ def document(i: int) -> ingest_pb2.DocumentInput:
         f"Engineer {i % 11} filed note {p} about sensor batch {i}-{p}."
         for p in range(40)
     ]
-    return ingest_pb2.DocumentInput(doc_id=f"doc-{i:04d}", content="\n\n".join(paragraphs), version=1)
+    return ingest_pb2.DocumentInput(
+        doc_id=f"doc-{i:04d}", content="\n\n".join(paragraphs), version=1
+    )
 
 
 def statuses(stub: ingest_pb2_grpc.IngestServiceStub) -> list[common_pb2.DocumentStatus]:
     reply = stub.GetDocumentStatus(
-        ingest_pb2.GetDocumentStatusRequest(workspace=WORKSPACE, doc_ids=[f"doc-{i:04d}" for i in range(DOCS)])
+        ingest_pb2.GetDocumentStatusRequest(
+            workspace=WORKSPACE, doc_ids=[f"doc-{i:04d}" for i in range(DOCS)]
+        )
     )
     return list(reply.documents)
 

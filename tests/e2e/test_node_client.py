@@ -25,7 +25,9 @@ def node_client() -> Path:
     if not (CLIENT_DIR / "node_modules" / "@grpc" / "grpc-js").is_dir():
         subprocess.run(
             [npm, "install", "--no-package-lock", "--no-audit", "--no-fund", "--silent"],
-            cwd=CLIENT_DIR, check=True, timeout=300,
+            cwd=CLIENT_DIR,
+            check=True,
+            timeout=300,
         )
     return CLIENT_DIR / "client.js"
 
@@ -35,15 +37,22 @@ def test_node_client_gets_the_same_context(
 ) -> None:
     result = subprocess.run(
         ["node", str(node_client), server.address, WORKSPACE, QUESTION],
-        capture_output=True, text=True, timeout=120, check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert result.returncode == 0, result.stderr
     node = json.loads(result.stdout)
 
     stub = query_pb2_grpc.QueryServiceStub(channel)
     params = query_pb2.QueryParams(mode=query_pb2.QUERY_MODE_NAIVE, chunk_top_k=5)
-    retrieved = stub.Retrieve(query_pb2.RetrieveRequest(workspace=WORKSPACE, query=QUESTION, params=params))
-    answered = stub.Query(query_pb2.QueryRequest(workspace=WORKSPACE, query=QUESTION, params=params))
+    retrieved = stub.Retrieve(
+        query_pb2.RetrieveRequest(workspace=WORKSPACE, query=QUESTION, params=params)
+    )
+    answered = stub.Query(
+        query_pb2.QueryRequest(workspace=WORKSPACE, query=QUESTION, params=params)
+    )
 
     def chunks(reply: query_pb2.RetrieveResponse | query_pb2.QueryResponse) -> list[dict[str, str]]:
         return [{"chunk_id": c.chunk_id, "doc_id": c.doc_id} for c in reply.context.chunks]

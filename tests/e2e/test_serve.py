@@ -25,9 +25,15 @@ def test_health_and_reflection(channel: grpc.Channel) -> None:
         reply = health.Check(health_pb2.HealthCheckRequest(service=service))
         assert reply.status == health_pb2.HealthCheckResponse.SERVING
     stub = reflection_pb2_grpc.ServerReflectionStub(channel)
-    replies = stub.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(list_services="")]))
+    replies = stub.ServerReflectionInfo(
+        iter([reflection_pb2.ServerReflectionRequest(list_services="")])
+    )
     names = {s.name for reply in replies for s in reply.list_services_response.service}
-    assert {"ragstream.v1.QueryService", "ragstream.v1.IngestService", "grpc.health.v1.Health"} <= names
+    assert {
+        "ragstream.v1.QueryService",
+        "ragstream.v1.IngestService",
+        "grpc.health.v1.Health",
+    } <= names
 
 
 def test_retrieve_finds_the_recall_documents(channel: grpc.Channel, indexed: object) -> None:
@@ -57,9 +63,13 @@ def test_query_answers_extractively_with_citations(channel: grpc.Channel, indexe
     assert response.providers.llm.startswith("extractive")
 
 
-def test_stream_query_sends_context_then_text_then_end(channel: grpc.Channel, indexed: object) -> None:
+def test_stream_query_sends_context_then_text_then_end(
+    channel: grpc.Channel, indexed: object
+) -> None:
     stub = query_pb2_grpc.QueryServiceStub(channel)
-    events = list(stub.StreamQuery(query_pb2.StreamQueryRequest(workspace=WORKSPACE, query=RECALL_QUESTION)))
+    events = list(
+        stub.StreamQuery(query_pb2.StreamQueryRequest(workspace=WORKSPACE, query=RECALL_QUESTION))
+    )
     kinds = [event.WhichOneof("event") for event in events]
     assert kinds[0] == "context" and kinds[-1] == "end"
     assert set(kinds[1:-1]) == {"delta"}
@@ -68,7 +78,9 @@ def test_stream_query_sends_context_then_text_then_end(channel: grpc.Channel, in
 
 def test_workspaces_are_isolated(channel: grpc.Channel, indexed: object) -> None:
     stub = query_pb2_grpc.QueryServiceStub(channel)
-    response = stub.Retrieve(query_pb2.RetrieveRequest(workspace="elsewhere", query=RECALL_QUESTION))
+    response = stub.Retrieve(
+        query_pb2.RetrieveRequest(workspace="elsewhere", query=RECALL_QUESTION)
+    )
     assert len(response.context.chunks) == 0
 
 
@@ -78,7 +90,13 @@ def test_workspaces_are_isolated(channel: grpc.Channel, indexed: object) -> None
         (query_pb2.QueryRequest(workspace=WORKSPACE, query=""), "query"),
         (query_pb2.QueryRequest(workspace="bad workspace!", query="x"), "workspace"),
         (query_pb2.QueryRequest(query="x", params=query_pb2.QueryParams(top_k=-1)), "params.top_k"),
-        (query_pb2.QueryRequest(query="x", params=query_pb2.QueryParams(mode=99)), "params.mode"),
+        (
+            query_pb2.QueryRequest(
+                query="x",
+                params=query_pb2.QueryParams(mode=99),  # type: ignore[arg-type]
+            ),
+            "params.mode",
+        ),
     ],
 )
 def test_invalid_requests_name_the_field(
@@ -88,6 +106,7 @@ def test_invalid_requests_name_the_field(
     with pytest.raises(grpc.RpcError) as caught:
         stub.Query(request_)
     error = caught.value
+    assert isinstance(error, grpc.Call)
     assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
     status = rpc_status.from_call(error)
     assert status is not None
@@ -96,9 +115,12 @@ def test_invalid_requests_name_the_field(
     assert bad_request.field_violations[0].field == field
 
 
-def test_list_documents_pages_through_everything(channel: grpc.Channel, indexed: list[common_pb2.DocumentStatus]) -> None:
+def test_list_documents_pages_through_everything(
+    channel: grpc.Channel, indexed: list[common_pb2.DocumentStatus]
+) -> None:
     stub = ingest_pb2_grpc.IngestServiceStub(channel)
-    seen, token = [], ""
+    seen: list[str] = []
+    token = ""
     while True:
         page = stub.ListDocuments(
             ingest_pb2.ListDocumentsRequest(workspace=WORKSPACE, page_size=7, page_token=token)

@@ -233,7 +233,7 @@ class KafkaBroker:
         try:
             self._wait_until_ready(began + self._startup_timeout)
         except KafkaStartError:
-            self.stop()
+            self._terminate()  # the work directory stays: the error names its log
             raise
         self.startup_seconds = time.monotonic() - began
 
@@ -265,6 +265,11 @@ class KafkaBroker:
         return f"last lines of {self.log_file}:\n{tail}"
 
     def stop(self) -> None:
+        self._terminate()
+        if self._given_workdir is None and self._workdir is not None:
+            shutil.rmtree(self._workdir, ignore_errors=True)
+
+    def _terminate(self) -> None:
         """SIGTERM (a controlled shutdown), then SIGKILL after the grace period."""
         proc, self._proc = self._proc, None
         if proc is not None and proc.poll() is None:
@@ -274,8 +279,6 @@ class KafkaBroker:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
-        if self._given_workdir is None and self._workdir is not None:
-            shutil.rmtree(self._workdir, ignore_errors=True)
 
     def __enter__(self) -> KafkaBroker:
         self.start()

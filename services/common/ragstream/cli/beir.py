@@ -14,6 +14,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from rich.console import Console
+from rich.progress import Progress
+
 from ragstream.common.config import Settings
 from ragstream.common.events import DocumentChange
 from ragstream.common.metrics import ndcg_at_k, recall_at_k
@@ -26,8 +29,6 @@ from ragstream.common.text.analyzer import analyze
 from ragstream.indexer.stages.chunk import chunk_document
 from ragstream.indexer.stages.write import write_chunks
 from ragstream.query.stages.retrieve import Retriever, SearchSpec, hybrid_search
-from rich.console import Console
-from rich.progress import Progress
 
 WORKSPACE = "beir"
 BATCH = 64

@@ -7,6 +7,7 @@ import time
 from collections.abc import Sequence
 
 import grpc
+
 from ragstream.cli.files import FileDocument
 from ragstream.v1 import (
     common_pb2,
@@ -43,7 +44,7 @@ class Client:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        await self._channel.close()
+        await self._channel.close(grace=None)
 
     async def publish(
         self, workspace: str, documents: Sequence[FileDocument]
@@ -99,7 +100,7 @@ class Client:
         return statuses
 
     async def list_all(
-        self, workspace: str, state: common_pb2.DocumentState.ValueType
+        self, workspace: str, state: common_pb2.DocumentState
     ) -> list[common_pb2.DocumentStatus]:
         statuses: list[common_pb2.DocumentStatus] = []
         token = ""

@@ -7,12 +7,13 @@ from pathlib import Path
 
 import grpc
 from google.protobuf import json_format
-from ragstream.cli.client import Client
-from ragstream.cli.files import read_all
-from ragstream.v1 import common_pb2, ingest_pb2, query_pb2
 from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
+
+from ragstream.cli.client import Client
+from ragstream.cli.files import read_all
+from ragstream.v1 import common_pb2, ingest_pb2, query_pb2
 
 out = Console()
 err = Console(stderr=True)
@@ -32,7 +33,7 @@ def _rpc_error(exc: grpc.aio.AioRpcError, server: str) -> int:
     return 2
 
 
-def state_name(state: common_pb2.DocumentState.ValueType) -> str:
+def state_name(state: int) -> str:
     return common_pb2.DocumentState.Name(state).removeprefix("DOCUMENT_STATE_").lower()
 
 

@@ -15,12 +15,13 @@ from pathlib import Path
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from rich.console import Console
+from rich.rule import Rule
+
 from ragstream.cli.client import Client
 from ragstream.cli.commands import _MODES, print_answer
 from ragstream.cli.files import read_all
 from ragstream.v1 import query_pb2
-from rich.console import Console
-from rich.rule import Rule
 
 out = Console()
 WORKSPACE = "demo"

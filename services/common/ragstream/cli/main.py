@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+
 from ragstream.common.config import ConfigError, Settings, load_settings
 
 app = typer.Typer(help="Streaming knowledge-graph RAG.", no_args_is_help=True, add_completion=False)

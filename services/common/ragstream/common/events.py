@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError
+
 from ragstream.common.bus.protocols import BusRecord, OutgoingRecord
 from ragstream.v1 import events_pb2
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Literal
 
 from ragstream.common.config import WORKSPACE_PATTERN, QueryDefaults
 from ragstream.common.models import DocState, DocumentRecord, SearchFilter
@@ -33,6 +34,13 @@ _STATES = {
     DocState.DELETED: common_pb2.DOCUMENT_STATE_DELETED,
 }
 STATE_FROM_PROTO = {number: state for state, number in _STATES.items()}
+
+
+ROLES: dict[str, Literal["system", "user", "assistant"]] = {
+    "system": "system",
+    "user": "user",
+    "assistant": "assistant",
+}
 
 
 class InvalidField(ValueError):
@@ -106,12 +114,23 @@ def query_options(p: query_pb2.QueryParams, d: QueryDefaults) -> QueryOptions:
         only_need_context=p.only_need_context,
         only_need_prompt=p.only_need_prompt,
         response_type=p.response_type or d.response_type,
-        history=tuple(ChatMessage(m.role, m.content) for m in p.conversation_history),
+        history=history(p),
         user_prompt=p.user_prompt,
         hl_keywords=tuple(p.hl_keywords),
         ll_keywords=tuple(p.ll_keywords),
         include_references=p.include_references if p.HasField("include_references") else True,
     )
+
+
+def history(p: query_pb2.QueryParams) -> tuple[ChatMessage, ...]:
+    messages = []
+    for i, message in enumerate(p.conversation_history):
+        role = ROLES.get(message.role)
+        if role is None:
+            field = f"params.conversation_history[{i}].role"
+            raise InvalidField(field, "must be 'system', 'user' or 'assistant'")
+        messages.append(ChatMessage(role, message.content))
+    return tuple(messages)
 
 
 def to_filter(f: common_pb2.SearchFilter) -> SearchFilter:

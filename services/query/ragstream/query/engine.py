@@ -94,7 +94,9 @@ class QueryEngine:
                 yield extractive_answer(q.query, retrieval.chunks)
                 return
             # aclosing: a cancelled client closes the upstream HTTP stream at once.
-            async with contextlib.aclosing(self._chat.stream(self.messages(q, retrieval))) as deltas:
+            async with contextlib.aclosing(
+                self._chat.stream(self.messages(q, retrieval))
+            ) as deltas:
                 async for delta in deltas:
                     yield delta
 

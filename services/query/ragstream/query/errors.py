@@ -8,6 +8,7 @@ import grpc
 from google.protobuf import any_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
+
 from ragstream.query.convert import InvalidField
 
 
@@ -24,5 +25,5 @@ async def abort_invalid(
         )
     )
     status = status_pb2.Status(code=code_pb2.INVALID_ARGUMENT, message=str(exc), details=[detail])
-    await context.abort_with_status(rpc_status.to_status(status))
-    raise AssertionError("abort_with_status returned")  # pragma: no cover
+    rich = rpc_status.to_status(status)
+    await context.abort(rich.code, rich.details, trailing_metadata=rich.trailing_metadata)

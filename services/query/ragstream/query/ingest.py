@@ -11,6 +11,7 @@ import time
 from typing import Any
 
 import grpc
+
 from ragstream.common.bus.protocols import Publisher
 from ragstream.common.events import MAX_DOC_ID_CHARS, DocumentChange, encode
 from ragstream.common.storage.protocols import DocumentStore

@@ -6,8 +6,9 @@ import logging
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_health.v1.health import aio as health_aio
+from grpc_health.v1 import _async as health_aio
 from grpc_reflection.v1alpha import reflection
+
 from ragstream.query.ingest import IngestServicer
 from ragstream.query.service import QueryServicer
 from ragstream.v1 import ingest_pb2, ingest_pb2_grpc, query_pb2, query_pb2_grpc

@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
+
 from ragstream.common.config import QueryDefaults
 from ragstream.common.timing import StageTimer
 from ragstream.query import convert

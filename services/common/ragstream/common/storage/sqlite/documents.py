@@ -9,7 +9,7 @@ from typing import Any
 
 from ragstream.common.models import DocState, DocumentRecord, SearchFilter
 from ragstream.common.storage.sqlite.db import Database, Migration
-from ragstream.common.storage.sqlite.sql_filters import filter_where
+from ragstream.common.storage.sqlite.sql_filters import METADATA_JSON_SQL, filter_where
 
 _COLUMNS = (
     "workspace, doc_id, version, state, content_hash, file_path, metadata, ts, error, "
@@ -135,7 +135,7 @@ class SqliteDocumentStore:
     async def matching(self, workspace: str, search_filter: SearchFilter) -> set[str]:
         where = filter_where(
             search_filter,
-            metadata_col="metadata",
+            metadata_sql=METADATA_JSON_SQL.format(column="metadata"),
             timestamp_col="ts",
             doc_ids_sql="doc_id IN (SELECT value FROM json_each(?))",
         )

@@ -250,7 +250,7 @@ class SqliteSearchStore:
         ).fetchall()
         pks = np.fromiter((pk for pk, _ in rows), dtype=np.int64, count=len(rows))
         flat = np.frombuffer(b"".join(blob for _, blob in rows), dtype="<f4")
-        matrix = flat.astype(np.float32).reshape(len(rows), dim or 0)
+        matrix = flat.astype(np.float32, copy=False).reshape(len(rows), dim or 0)
         index = DenseIndex(dim, pks, matrix, generation)
         self._indexes[key] = index
         return index
@@ -263,7 +263,7 @@ def _json_list(values: Sequence[str] | Sequence[int]) -> str:
 def _where(search_filter: SearchFilter, tables: schema.Tables) -> SqlWhere:
     return filter_where(
         search_filter,
-        metadata_col="r.metadata",
+        metadata_sql=f"r.pk IN (SELECT pk FROM {tables.meta} WHERE key = ? AND value = ?)",
         timestamp_col="r.ts",
         doc_ids_sql=(
             f"r.pk IN (SELECT pk FROM {tables.docs} "
@@ -336,6 +336,7 @@ def _write_record(
             (*row.record[2:], pk),
         )
         conn.execute(f"DELETE FROM {tables.docs} WHERE pk = ?", (pk,))
+        conn.execute(f"DELETE FROM {tables.meta} WHERE pk = ?", (pk,))
     conn.execute(
         f"INSERT OR REPLACE INTO {tables.data} (pk, text, terms, doc_ids, attrs) "
         "VALUES (?, ?, ?, ?, ?)",
@@ -351,6 +352,10 @@ def _write_record(
     conn.executemany(
         f"INSERT OR IGNORE INTO {tables.docs} (doc_id, pk) VALUES (?, ?)",
         [(doc_id, pk) for doc_id in record.doc_ids],
+    )
+    conn.executemany(
+        f"INSERT INTO {tables.meta} (key, value, pk) VALUES (?, ?, ?)",
+        [(key, value, pk) for key, value in record.metadata.items()],
     )
     return pk
 

@@ -5,7 +5,8 @@ Per collection `<c>`, a record is spread over tables by how it is read:
   and BM25 joins make touch a few pages per thousand records;
 - `search_<c>_data`: text, terms, doc ids, attrs, read only for the hits returned;
 - `search_<c>_vectors`: the float32 vector, read when the in-memory matrix is loaded;
-- `search_<c>_docs`: doc id -> pk, for doc id filters;
+- `search_<c>_docs`: doc id -> pk, and `search_<c>_meta`: (key, value) -> pk, so doc id
+  and metadata filters are index lookups;
 - `search_<c>_fts`: FTS5 over the BM25 terms (contentless: the terms are in `_data`).
 `search_state` holds, per (collection, workspace), the vector size and a change counter
 that every write increments, so an in-memory vector index can tell that it is stale.
@@ -53,6 +54,10 @@ def _v1_statements() -> list[str]:
             f"CREATE TABLE {table}_docs (doc_id TEXT NOT NULL, pk INTEGER NOT NULL "
             f"REFERENCES {table}(pk) ON DELETE CASCADE, PRIMARY KEY (doc_id, pk)) WITHOUT ROWID",
             f"CREATE INDEX {table}_docs_pk ON {table}_docs (pk)",
+            f"CREATE TABLE {table}_meta (key TEXT NOT NULL, value TEXT NOT NULL, pk INTEGER "
+            f"NOT NULL REFERENCES {table}(pk) ON DELETE CASCADE, PRIMARY KEY (key, value, pk)) "
+            "WITHOUT ROWID",
+            f"CREATE INDEX {table}_meta_pk ON {table}_meta (pk)",
             f"CREATE VIRTUAL TABLE {table}_fts USING fts5(terms, content='', "
             f'tokenize="{FTS_TOKENIZER}")',
         ]
@@ -68,6 +73,7 @@ class Tables:
     data: str
     vectors: str
     docs: str
+    meta: str
     fts: str
 
     @property
@@ -87,6 +93,7 @@ def tables(collection: Collection) -> Tables:
         data=f"{name}_data",
         vectors=f"{name}_vectors",
         docs=f"{name}_docs",
+        meta=f"{name}_meta",
         fts=f"{name}_fts",
     )
 

@@ -1,9 +1,10 @@
 """SearchFilter as an SQL WHERE fragment, so filters run inside the query, never after it.
 
-Metadata keys and values are bound parameters, compared through json_each: SQLite's
-json_extract path syntax cannot name every key (a key holding `"` has no path in SQLite
-3.40, and how escaped keys match changed in 3.45), while json_each yields each key
-decoded, so any key string compares exactly.
+Metadata keys and values are always bound parameters, never spliced into SQL or a JSON
+path: SQLite's json_extract path syntax cannot name every key (a key holding `"` has no
+path in SQLite 3.40, and how escaped keys match changed in 3.45). METADATA_JSON_SQL
+compares through json_each, which yields each key decoded, so any key string compares
+exactly; a table of (key, value, row) pairs serves large tables faster through its index.
 """
 
 from __future__ import annotations
@@ -21,11 +22,19 @@ class SqlWhere:
     params: tuple[object, ...]
 
 
-def filter_where(
-    search_filter: SearchFilter, *, metadata_col: str, timestamp_col: str, doc_ids_sql: str
-) -> SqlWhere:
-    """The filter as SQL over a row's JSON metadata object and timestamp columns.
+METADATA_JSON_SQL = (
+    "EXISTS (SELECT 1 FROM json_each({column}) AS m "
+    "WHERE m.key = ? AND m.type = 'text' AND m.value = ?)"
+)
+"""A metadata condition over a JSON object column (format with `column=`)."""
 
+
+def filter_where(
+    search_filter: SearchFilter, *, metadata_sql: str, timestamp_col: str, doc_ids_sql: str
+) -> SqlWhere:
+    """The filter as SQL conditions on one row.
+
+    `metadata_sql` is a condition with two `?`, bound to one key and its wanted value.
     `doc_ids_sql` is a condition with one `?`, bound to a JSON array of the wanted doc ids
     (one parameter however many ids: no limit on host parameters is ever reached). A row
     with a NULL timestamp never satisfies a time bound.
@@ -33,10 +42,7 @@ def filter_where(
     conditions: list[str] = []
     params: list[object] = []
     for key, value in sorted(search_filter.metadata.items()):
-        conditions.append(
-            f"EXISTS (SELECT 1 FROM json_each({metadata_col}) AS m "
-            "WHERE m.key = ? AND m.type = 'text' AND m.value = ?)"
-        )
+        conditions.append(metadata_sql)
         params.extend((key, value))
     if search_filter.time_from is not None:
         conditions.append(f"{timestamp_col} >= ?")
