@@ -7,6 +7,7 @@ A subclass defines a `store` fixture yielding a fresh, empty store, and override
 from __future__ import annotations
 
 import pytest
+
 from ragstream.common.models import DocState, DocumentRecord, SearchFilter
 from ragstream.common.storage.protocols import DocumentStore
 

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pytest
+
 from ragstream.common.models import Collection, Hit, SearchFilter, SearchRecord, Vector
 from ragstream.common.storage.protocols import SearchStore
 

@@ -6,10 +6,10 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+
 from ragstream.common.models import DocState
 from ragstream.common.storage.protocols import DocumentStore
 from ragstream.common.storage.sqlite import Database, SqliteDocumentStore
-
 from tests.contract.document_store_contract import WS, DocumentStoreContract, document
 
 

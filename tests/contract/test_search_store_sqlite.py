@@ -8,12 +8,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from ragstream.common.models import Collection
 from ragstream.common.storage.protocols import SearchStore
 from ragstream.common.storage.sqlite import Database, DimensionMismatchError, SqliteSearchStore
 from ragstream.common.storage.sqlite.dense import DenseIndex, top_k
 from ragstream.common.storage.sqlite.search_schema import fts_query
-
 from tests.contract.search_store_contract import (
     NO_FILTER,
     WS,

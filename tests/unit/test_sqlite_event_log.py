@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+
 from ragstream.common.bus.protocols import BusRecord, Consumer, OutgoingRecord, Publisher
 from ragstream.common.bus.sqlite_log import SqliteEventLog
 from ragstream.common.storage.sqlite import Database
