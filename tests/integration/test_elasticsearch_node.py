@@ -10,11 +10,7 @@ from typing import Any
 import pytest
 from elasticsearch import AsyncElasticsearch, NotFoundError
 
-from tests.support.elasticsearch import (
-    ElasticsearchNode,
-    elasticsearch_node,  # noqa: F401 - the fixture, until a conftest registers the module
-    unique_index,
-)
+from tests.support.elasticsearch import ElasticsearchNode, unique_index
 
 pytestmark = pytest.mark.integration
 

@@ -12,11 +12,8 @@ import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
-if TYPE_CHECKING:  # imported at run time by pytest_plugins, which must come first
+if TYPE_CHECKING:  # the fixture module is loaded by tests/conftest.py as a plugin
     from tests.support.kafka import KafkaEndpoint
-
-# The `kafka_broker` fixture; a no-op when tests/conftest.py registers the plugin already.
-pytest_plugins = ["tests.support.kafka"]
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 

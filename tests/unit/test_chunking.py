@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 import re
 
@@ -12,12 +13,14 @@ from ragstream.common.config import ChunkingConfig
 from ragstream.common.text.chunking import TextPiece, chunk_text
 from ragstream.common.text.tokens import count_tokens
 
-WORDS = (
+_WORDS = (
     "river stone lantern harbor copper meadow signal orchard thunder ribbon glacier pepper "
     "canyon velvet marble falcon willow ember quartz tundra beacon saddle cobalt prairie "
     "anchor blossom cinder dune fjord garnet hollow island jasmine kelp lagoon mosaic"
-).split()
-CHINESE_WORDS = "北京 学生 图书馆 学习 城市 河流 铁路 音乐 历史 科学 天气 市场".split()
+)
+WORDS = _WORDS.split()
+_CHINESE_WORDS = "北京 学生 图书馆 学习 城市 河流 铁路 音乐 历史 科学 天气 市场"
+CHINESE_WORDS = _CHINESE_WORDS.split()
 
 
 def english_sentences(count: int, seed: int) -> list[str]:
@@ -34,8 +37,8 @@ def chinese_sentences(count: int, seed: int) -> list[str]:
     marks = "。！？；"
     sentences = []
     for index in range(count):
-        first = "".join(rng.choice(CHINESE_WORDS) for _ in range(rng.randint(3, 6)))
-        second = "".join(rng.choice(CHINESE_WORDS) for _ in range(rng.randint(3, 6)))
+        first = "".join(rng.choice(CHINESE_WORDS) for _ in range(rng.randint(2, 3)))
+        second = "".join(rng.choice(CHINESE_WORDS) for _ in range(rng.randint(2, 3)))
         sentences.append(f"第{index}句{first}，{second}{marks[index % 4]}")
     return sentences
 
@@ -81,9 +84,9 @@ def test_windows_respect_the_limit_and_cover_every_sentence() -> None:
 
 
 def test_consecutive_chunks_overlap_by_whole_sentences() -> None:
-    cfg = ChunkingConfig(chunk_tokens=120, overlap_tokens=30)
+    cfg = ChunkingConfig(chunk_tokens=120, overlap_tokens=40)
     pieces = chunk_text(" ".join(english_sentences(200, seed=2)), cfg)
-    for previous, following in zip(pieces, pieces[1:], strict=False):
+    for previous, following in itertools.pairwise(pieces):
         overlap = shared_edge(previous.content, following.content)
         assert re.fullmatch(r"Sentence \d+ says [a-z ]+\.( Sentence \d+ says [a-z ]+\.)*", overlap)
         assert count_tokens(overlap) <= cfg.overlap_tokens
@@ -97,14 +100,14 @@ def test_no_overlap_when_overlap_is_zero() -> None:
 
 
 def test_english_cuts_fall_after_sentence_ends() -> None:
-    cfg = ChunkingConfig(chunk_tokens=100, overlap_tokens=20)
+    cfg = ChunkingConfig(chunk_tokens=100, overlap_tokens=40)
     pieces = chunk_text(" ".join(english_sentences(200, seed=4)), cfg)
     assert all(piece.content.startswith("Sentence ") for piece in pieces)
     assert all(piece.content.endswith(".") for piece in pieces)
 
 
 def test_chinese_punctuation_marks_the_cuts() -> None:
-    cfg = ChunkingConfig(chunk_tokens=100, overlap_tokens=20)
+    cfg = ChunkingConfig(chunk_tokens=100, overlap_tokens=40)
     pieces = chunk_text("".join(chinese_sentences(200, seed=5)), cfg)
     assert_well_formed(pieces, cfg)
     assert len(pieces) > 10
@@ -112,6 +115,17 @@ def test_chinese_punctuation_marks_the_cuts() -> None:
         assert piece.content.startswith("第")  # a sentence start, never after a comma
         assert piece.content[-1] in "。！？；"
         assert "\ufffd" not in piece.content
+
+
+def test_overlap_shorter_than_a_sentence_starts_at_a_clause() -> None:
+    cfg = ChunkingConfig(chunk_tokens=100, overlap_tokens=16)
+    pieces = chunk_text("".join(chinese_sentences(200, seed=5)), cfg)
+    assert_well_formed(pieces, cfg)
+    for previous, following in itertools.pairwise(pieces):
+        overlap = shared_edge(previous.content, following.content)
+        at_clause = f"，{overlap}" in previous.content
+        assert overlap == "" or overlap.startswith("第") or at_clause
+        assert previous.content[-1] in "。！？；"
 
 
 def test_paragraph_ends_are_preferred_over_sentence_ends() -> None:
@@ -126,14 +140,15 @@ def test_paragraph_ends_are_preferred_over_sentence_ends() -> None:
         assert text[end : end + 2] == "\n\n"
 
 
-def test_sentence_longer_than_the_window_is_cut_by_tokens() -> None:
-    cfg = ChunkingConfig(chunk_tokens=64, overlap_tokens=8)
+def test_sentence_longer_than_the_window_is_cut_between_words() -> None:
+    cfg = ChunkingConfig(chunk_tokens=64, overlap_tokens=0)
     rng = random.Random(7)
     words = [f"{rng.choice(WORDS)}{index}" for index in range(600)]
-    pieces = chunk_text(" ".join(words), cfg)
+    text = " ".join(words)
+    pieces = chunk_text(text, cfg)
     assert_well_formed(pieces, cfg)
-    joined = " ".join(piece.content for piece in pieces)
-    assert all(word in joined for word in words)
+    assert " ".join(piece.content for piece in pieces) == text
+    assert min(piece.tokens for piece in pieces) >= 16
 
 
 def test_unpunctuated_chinese_is_cut_between_characters() -> None:
@@ -175,9 +190,9 @@ sentence_strategy = st.builds(
 )
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(
-    sentences=st.lists(sentence_strategy, min_size=150, max_size=220),
+    sentences=st.lists(sentence_strategy, min_size=150, max_size=220, unique=True),
     edit=st.sampled_from(["insert", "replace", "delete"]),
     where=st.floats(min_value=0.4, max_value=0.6),
     new_sentence=sentence_strategy,

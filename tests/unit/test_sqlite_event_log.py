@@ -151,6 +151,19 @@ async def test_offsets_keep_growing_and_status_reports_them(log: SqliteEventLog)
     assert await log.lag("g", ["t"]) == {"t": 2}
 
 
+async def test_prune_drops_only_what_every_group_committed(log: SqliteEventLog) -> None:
+    await log.publish("t", outgoing("a", "b", "c", "d"))
+    assert await log.prune_consumed(["t"]) == 0  # nobody committed: keep everything
+    fast, slow = log.consumer("fast", ["t"]), log.consumer("slow", ["t"])
+    await fast.commit(await fast.poll(3, 1.0))
+    await slow.commit(await slow.poll(1, 1.0))
+    assert await log.prune_consumed(["t", "other"]) == 1
+    await slow.close()
+    assert [r.key for r in await drain(log.consumer("slow", ["t"]))] == ["b", "c", "d"]
+    await log.publish("t", outgoing("e"))
+    assert [r.offset for r in await drain(fast)] == [3, 4]
+
+
 async def test_a_group_has_one_open_consumer_at_a_time(log: SqliteEventLog) -> None:
     first = log.consumer("g", ["t"])
     with pytest.raises(ValueError, match="already has an open consumer"):

@@ -79,6 +79,11 @@ since 10000000 would otherwise print as 1e+07, which an integer setting rejects.
 {{- if and (not .Values.indexer.keda.enabled) (gt (int .Values.indexer.replicaCount) (int $c.bus.partitions)) }}
 {{- fail (printf "indexer.replicaCount (%d) exceeds config.bus.partitions (%d): the extra consumers would sit idle" (int .Values.indexer.replicaCount) (int $c.bus.partitions)) }}
 {{- end }}
+{{- with .Values.query.autoscaling }}
+{{- if and .enabled (gt (int .minReplicas) (int .maxReplicas)) }}
+{{- fail (printf "query.autoscaling.minReplicas (%d) exceeds maxReplicas (%d)" (int .minReplicas) (int .maxReplicas)) }}
+{{- end }}
+{{- end }}
 {{- if and .Values.otel.enabled (not .Values.otel.endpoint) }}
 {{- fail "otel.endpoint is required when otel.enabled is true" }}
 {{- end }}

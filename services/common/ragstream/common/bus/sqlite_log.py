@@ -165,6 +165,27 @@ class SqliteEventLog:
         done = await self.committed(group_id, topics)
         return {topic: max(0, ends[topic] - done[topic]) for topic in topics}
 
+    async def prune_consumed(self, topics: Sequence[str]) -> int:
+        """Deletes the records that every group reading a topic has committed; returns how
+        many. Offsets stay as they were (the next offset is kept per topic). A topic no
+        group has committed yet keeps everything."""
+
+        def write(conn: sqlite3.Connection) -> int:
+            deleted = 0
+            for topic in dict.fromkeys(topics):
+                (floor,) = conn.execute(
+                    "SELECT min(offset) FROM bus_offsets WHERE topic = ? AND partition = ?",
+                    (topic, PARTITION),
+                ).fetchone()
+                if floor is not None:
+                    cursor = conn.execute(
+                        "DELETE FROM bus_records WHERE topic = ? AND offset < ?", (topic, floor)
+                    )
+                    deleted += cursor.rowcount
+            return deleted
+
+        return await self._db.write(write)
+
 
 def _committed(conn: sqlite3.Connection, group_id: str, topics: Sequence[str]) -> dict[str, int]:
     rows = conn.execute(

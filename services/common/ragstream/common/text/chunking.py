@@ -13,22 +13,27 @@ The rule, for a text longer than `chunk_tokens` (a shorter one is a single chunk
    `unit_max` tokens (the overlap size) is split after clause marks (", ; : ，、："), and a
    piece still too long by token windows. Every boundary has a level: paragraph > sentence >
    line > clause > token window.
-2. Anchors. Each boundary scores (level, hash of the unit before it). A boundary is a cut when
+2. Anchors. Each boundary scores (level, hash of the units on both sides). A boundary is a cut when
    its score beats every other boundary less than `window` tokens before or after it (the
    start and end of the text count as unbeatable). This is local-maximum chunking: whether a
    boundary is a cut depends only on the text within `window` tokens of it, so cuts farther
    than that from an edit do not move. Because the level comes first, a paragraph end beats
    every sentence end near it, and a sentence end beats every line break. Two cuts are at
    least `window` tokens apart, and on random text about 2 x `window` apart on average. With
-   `window` = 0.4 x (`chunk_tokens` - `overlap_tokens`), chunks average about 0.65 x
+   `window` about 0.4 x (`chunk_tokens` - `overlap_tokens`), chunks average about 0.65 x
    `chunk_tokens` (measured on English prose, abstracts and Chinese encyclopedia text).
 3. Long segments. Local maxima are sometimes far apart (about one segment in five on prose
-   is longer than `chunk_tokens - overlap_tokens`). Such a segment is split at its
+   is longer than about `chunk_tokens - overlap_tokens`). Such a segment is split at its
    best-scoring boundary that leaves both sides at least `window` tokens, recursively: still a
    function of that segment's text only, so an edit inside it changes only its parts.
 4. Overlap. Each chunk after the first starts with the trailing whole units of the previous
    segment, up to `overlap_tokens`, from a sentence start where one fits: again only nearby
    text, so overlap never spreads an edit.
+
+Exactly repeated text scores the same everywhere, and equal scores never make a cut: a run of
+repeats longer than a chunk is split as one long segment (step 3), so an edit inside such a
+run can change the chunks up to the run's ends. No content-defined rule can do better there,
+since inside a run every position looks the same.
 
 With `split_by_character`, the text is split on that string first and each part is chunked as
 above; with `split_by_character_only` too, each part is one chunk whatever its length, as in
@@ -45,6 +50,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import tiktoken
+
 from ragstream.common.config import ChunkingConfig
 from ragstream.common.text.tokens import encoding
 
@@ -106,11 +112,14 @@ def _chunk_part(text: str, cfg: ChunkingConfig, enc: tiktoken.Encoding) -> list[
     tokens = len(enc.encode_ordinary(content))
     if tokens <= cfg.chunk_tokens:
         return [(content, tokens)]
-    body = cfg.chunk_tokens - cfg.overlap_tokens
+    # A chunk is stripped, and a first word without its leading space can take more tokens
+    # (" tundra" is one token, "tundra" two): the slack keeps the chunk within the limit.
+    slack = min(2 + cfg.chunk_tokens // 200, (cfg.chunk_tokens - cfg.overlap_tokens) // 4)
+    body = cfg.chunk_tokens - cfg.overlap_tokens - slack
     unit_max = min(body, max(cfg.overlap_tokens, 16))
     window = max(1, body * 4 // 10)
     units = _units(text, enc, unit_max)
-    scores = [_score(text, unit) for unit in units]
+    scores = _scores(text, units)
     segments = []
     for start, end in _anchor_segments(units, scores, window):
         segments.extend(_split_long_segment(units, scores, start, end, body, window))
@@ -213,31 +222,61 @@ def _split_unit(
 def _token_windows(
     piece: str, ids: Sequence[int], enc: tiktoken.Encoding, size: int
 ) -> list[tuple[int, int, int]]:
-    """(start, end, tokens) of consecutive windows of about `size` tokens of `piece`.
-
-    A window ends only between whole characters: a CJK character can span several tokens, and
-    cutting inside it would corrupt the text. So a window can exceed `size` by a few tokens.
-    """
+    """(start, end, tokens) of consecutive windows of at most about `size` tokens of `piece`."""
     data = piece.encode("utf-8")
+    parts = enc.decode_tokens_bytes(list(ids))
+    ends = list(itertools.accumulate(len(part) for part in parts))
     windows: list[tuple[int, int, int]] = []
-    byte_start = char_start = count = 0
-    byte_end = 0
-    for token_bytes in enc.decode_tokens_bytes(list(ids)):
-        byte_end += len(token_bytes)
-        count += 1
-        at_char_boundary = byte_end == len(data) or data[byte_end] & 0xC0 != 0x80
-        if count >= size and at_char_boundary and byte_end < len(data):
-            char_end = char_start + len(data[byte_start:byte_end].decode("utf-8"))
-            windows.append((char_start, char_end, count))
-            byte_start, char_start, count = byte_end, char_end, 0
-    windows.append((char_start, len(piece), count))
+    first = byte_start = char_start = 0
+    while first < len(parts):
+        last = _window_end(parts, ends, data, first, size)
+        char_end = char_start + len(data[byte_start : ends[last - 1]].decode("utf-8"))
+        windows.append((char_start, char_end, last - first))
+        first, byte_start, char_start = last, ends[last - 1], char_end
     return windows
 
 
-def _score(text: str, unit: _Unit) -> int:
-    """The boundary after `unit`: its level, then a hash of the unit's own text."""
-    digest = hashlib.blake2b(text[unit.start : unit.end].strip().encode(), digest_size=8)
-    return (unit.level << 64) | int.from_bytes(digest.digest(), "big")
+def _window_end(
+    parts: Sequence[bytes], ends: Sequence[int], data: bytes, first: int, size: int
+) -> int:
+    """Token index where the window starting at `first` ends.
+
+    A window ends before a token that starts with whitespace if one is in its second half, so
+    words stay whole. It never ends inside a character: a CJK character can span several
+    tokens, so a window can exceed `size` when one character is longer than the window.
+    """
+    if len(parts) - first <= size:
+        return len(parts)
+
+    def between_characters(index: int) -> bool:
+        return data[ends[index - 1]] & 0xC0 != 0x80  # not a UTF-8 continuation byte
+
+    limit = first + size
+    for index in range(limit, first + size // 2, -1):
+        if parts[index][:1].isspace() and between_characters(index):
+            return index
+    for index in range(limit, first, -1):
+        if between_characters(index):
+            return index
+    index = limit + 1
+    while index < len(parts) and not between_characters(index):
+        index += 1
+    return index
+
+
+def _scores(text: str, units: Sequence[_Unit]) -> list[int]:
+    """Score of the boundary after each unit: its level, then a hash of the units around it.
+
+    Hashing the next unit too keeps a repeated short sentence ("Yes.") from tying with itself
+    wherever it occurs; ties suppress cuts.
+    """
+    texts = [text[unit.start : unit.end].strip().encode() for unit in units]
+    scores = []
+    for index, unit in enumerate(units):
+        following = texts[index + 1] if index + 1 < len(texts) else b""
+        digest = hashlib.blake2b(texts[index] + b"\0" + following, digest_size=8).digest()
+        scores.append((unit.level << 64) | int.from_bytes(digest, "big"))
+    return scores
 
 
 # --- 2. anchors -------------------------------------------------------------------------------
@@ -301,14 +340,17 @@ def _split_long_segment(
         if total <= body or last - first == 1:
             done.append((first, last))
             continue
+        # Best score first; among equal scores (repeated text) the most even split, which
+        # also keeps the number of rounds logarithmic.
         margin = min(window, total // 3)
-        left, candidates = 0, []
-        for offset, size in enumerate(sizes[:-1]):
+        left = 0
+        candidates: list[tuple[int, int, int]] = []
+        fallback: list[tuple[int, int, int]] = []
+        for index, size in enumerate(sizes[:-1], start=first):
             left += size
-            if margin <= left <= total - margin:
-                candidates.append(first + offset)
-        pool = candidates or range(first, last - 1)
-        cut = max(pool, key=lambda index: scores[index]) + 1
+            key = (scores[index], -abs(2 * left - total), index)
+            (candidates if margin <= left <= total - margin else fallback).append(key)
+        cut = max(candidates or fallback)[2] + 1
         pending.extend([(cut, last), (first, cut)])
     return done
 
@@ -319,26 +361,28 @@ def _split_long_segment(
 def _overlap_start(units: Sequence[_Unit], previous: tuple[int, int], overlap: int) -> int:
     """First unit of a chunk: the previous segment's trailing units within `overlap` tokens.
 
-    Among the starts that fit, the earliest one after a sentence end wins, so that overlap
-    reads as whole sentences even when hard-wrapped lines make many short units.
+    Among the starts that fit, the one after the strongest boundary wins (a sentence start
+    over a line or clause start), the earliest among equals, so that overlap reads as whole
+    sentences where one fits, even when hard-wrapped lines make many short units.
     """
     first, end = previous
     start, used, best = end, 0, end
     while start - 1 > first and used + units[start - 1].tokens <= overlap:
         start -= 1
         used += units[start].tokens
-        if units[start - 1].level >= SENTENCE:
+        if best == end or units[start - 1].level >= units[best - 1].level:
             best = start
-    return best if best < end else start
+    return best
 
 
 def _fit(raw: str, limit: int, enc: tiktoken.Encoding) -> list[tuple[str, int]]:
     """The chunk, or in the rare case that tokenizing the joined units gives more tokens than
-    their sum and goes over `limit`, its token windows."""
+    their sum and goes over `limit`, its token windows of even size."""
     content = raw.strip()
     ids = enc.encode_ordinary(content)
     if len(ids) <= limit:
         return [(content, len(ids))]
-    windows = _token_windows(content, ids, enc, limit)
+    parts = len(ids) // limit + 1
+    windows = _token_windows(content, ids, enc, -(-len(ids) // parts))
     pieces = (content[s:e].strip() for s, e, _ in windows)
     return [(piece, len(enc.encode_ordinary(piece))) for piece in pieces if piece]

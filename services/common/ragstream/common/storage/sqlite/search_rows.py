@@ -1,0 +1,189 @@
+"""SQL of the embedded search store: record writes, filters, hits and vector loads.
+
+Functions over an open connection inside a transaction that the caller (search.py)
+holds; see search_schema.py for the tables.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+
+import numpy as np
+
+from ragstream.common.models import Collection, Hit, SearchFilter, SearchRecord, Vector
+from ragstream.common.storage.sqlite import search_schema as schema
+from ragstream.common.storage.sqlite.dense import FloatMatrix, IntArray
+from ragstream.common.storage.sqlite.sql_filters import SqlWhere, filter_where
+
+
+def json_list(values: Sequence[str] | Sequence[int]) -> str:
+    return json.dumps(list(values), ensure_ascii=False)
+
+
+def where(search_filter: SearchFilter, tables: schema.Tables) -> SqlWhere:
+    return filter_where(
+        search_filter,
+        metadata_sql=f"r.pk IN (SELECT pk FROM {tables.meta} WHERE key = ? AND value = ?)",
+        timestamp_col="r.ts",
+        doc_ids_sql=(
+            f"r.pk IN (SELECT pk FROM {tables.docs} "
+            "WHERE doc_id IN (SELECT value FROM json_each(?)))"
+        ),
+    )
+
+
+def allowed_pks(
+    conn: sqlite3.Connection,
+    tables: schema.Tables,
+    workspace: str,
+    search_filter: SearchFilter,
+) -> IntArray:
+    """The pks of the workspace's records that pass the filter."""
+    # Metadata and doc id conditions are `pk IN (index lookup)` and select few rows. Without
+    # table statistics SQLite would still walk the whole workspace index and test each pk;
+    # the unary + takes the workspace term out of index use, so the lookups drive.
+    selective = bool(search_filter.metadata or search_filter.doc_ids)
+    workspace_term = "+r.workspace = ?" if selective else "r.workspace = ?"
+    where_ = where(search_filter, tables)
+    cursor = conn.execute(
+        f"SELECT r.pk FROM {tables.records} AS r WHERE {workspace_term} AND ({where_.sql})",
+        (workspace, *where_.params),
+    )
+    return np.fromiter((pk for (pk,) in cursor), dtype=np.int64)
+
+
+def hits(
+    conn: sqlite3.Connection, tables: schema.Tables, scored: list[tuple[int, float]]
+) -> list[Hit]:
+    """Hits for (pk, score) pairs, in their order; records deleted meanwhile are skipped."""
+    if not scored:
+        return []
+    rows = conn.execute(
+        f"{tables.select_records} WHERE r.pk IN (SELECT value FROM json_each(?))",
+        (json_list([pk for pk, _ in scored]),),
+    ).fetchall()
+    records = {row[0]: schema.row_record(row[1:]) for row in rows}
+    return [Hit(records[pk], score) for pk, score in scored if pk in records]
+
+
+def stored_dim(conn: sqlite3.Connection, collection: Collection, workspace: str) -> int | None:
+    row = conn.execute(
+        "SELECT dim FROM search_state WHERE collection = ? AND workspace = ?",
+        (collection.value, workspace),
+    ).fetchone()
+    return None if row is None or row[0] is None else int(row[0])
+
+
+def bump_state(
+    conn: sqlite3.Connection, collection: Collection, workspace: str, dim: int | None
+) -> int:
+    row = conn.execute(
+        "INSERT INTO search_state (collection, workspace, dim, generation) VALUES (?, ?, ?, 1) "
+        "ON CONFLICT (collection, workspace) DO UPDATE "
+        "SET dim = excluded.dim, generation = generation + 1 RETURNING generation",
+        (collection.value, workspace, dim),
+    ).fetchone()
+    return int(row[0])
+
+
+def write_record(
+    conn: sqlite3.Connection, tables: schema.Tables, record: SearchRecord, vector: Vector
+) -> int:
+    """Inserts or replaces one record with its FTS and doc-id rows; returns its pk."""
+    row = schema.record_row(record, vector)
+    old = find(conn, tables, record.workspace, record.id)
+    if old is None:
+        cursor = conn.execute(
+            f"INSERT INTO {tables.records} (workspace, id, ts, metadata) VALUES (?, ?, ?, ?)",
+            row.record,
+        )
+        pk = int(cursor.lastrowid or 0)
+    else:
+        pk, old_terms = old
+        fts_delete(conn, tables, pk, old_terms)
+        conn.execute(
+            f"UPDATE {tables.records} SET ts = ?, metadata = ? WHERE pk = ?",
+            (*row.record[2:], pk),
+        )
+        conn.execute(f"DELETE FROM {tables.docs} WHERE pk = ?", (pk,))
+        conn.execute(f"DELETE FROM {tables.meta} WHERE pk = ?", (pk,))
+    conn.execute(
+        f"INSERT OR REPLACE INTO {tables.data} (pk, text, terms, doc_ids, attrs) "
+        "VALUES (?, ?, ?, ?, ?)",
+        (pk, *row.data),
+    )
+    conn.execute(
+        f"INSERT OR REPLACE INTO {tables.vectors} (pk, vector) VALUES (?, ?)", (pk, row.vector)
+    )
+    conn.execute(
+        f"INSERT INTO {tables.fts} (rowid, terms) VALUES (?, ?)",
+        (pk, schema.fts_text(record.terms)),
+    )
+    conn.executemany(
+        f"INSERT OR IGNORE INTO {tables.docs} (doc_id, pk) VALUES (?, ?)",
+        [(doc_id, pk) for doc_id in record.doc_ids],
+    )
+    conn.executemany(
+        f"INSERT INTO {tables.meta} (key, value, pk) VALUES (?, ?, ?)",
+        [(key, value, pk) for key, value in record.metadata.items()],
+    )
+    return pk
+
+
+def find(
+    conn: sqlite3.Connection, tables: schema.Tables, workspace: str, record_id: str
+) -> tuple[int, str] | None:
+    """(pk, terms JSON) of the stored record, if any."""
+    row = conn.execute(
+        f"SELECT r.pk, d.terms FROM {tables.records} AS r JOIN {tables.data} AS d "
+        "ON d.pk = r.pk WHERE r.workspace = ? AND r.id = ?",
+        (workspace, record_id),
+    ).fetchone()
+    return None if row is None else (int(row[0]), str(row[1]))
+
+
+def delete_records(
+    conn: sqlite3.Connection, tables: schema.Tables, workspace: str, ids: Sequence[str]
+) -> list[int]:
+    """Deletes the records that exist among `ids`; returns their pks."""
+    pks: list[int] = []
+    for record_id in dict.fromkeys(ids):
+        old = find(conn, tables, workspace, record_id)
+        if old is not None:
+            pk, terms = old
+            fts_delete(conn, tables, pk, terms)
+            conn.execute(f"DELETE FROM {tables.records} WHERE pk = ?", (pk,))  # rest cascades
+            pks.append(pk)
+    return pks
+
+
+def has_records(conn: sqlite3.Connection, tables: schema.Tables, workspace: str) -> bool:
+    row = conn.execute(
+        f"SELECT 1 FROM {tables.records} WHERE workspace = ? LIMIT 1", (workspace,)
+    ).fetchone()
+    return row is not None
+
+
+def fts_delete(conn: sqlite3.Connection, tables: schema.Tables, pk: int, terms_json: str) -> None:
+    """Removes a row from the contentless FTS table, which needs the exact indexed text."""
+    conn.execute(
+        f"INSERT INTO {tables.fts} ({tables.fts}, rowid, terms) VALUES ('delete', ?, ?)",
+        (pk, schema.fts_text(json.loads(terms_json))),
+    )
+
+
+def load_vectors(
+    conn: sqlite3.Connection, tables: schema.Tables, workspace: str, dim: int | None
+) -> tuple[IntArray, FloatMatrix]:
+    """Every (pk, vector) of the workspace, as an array and a matrix in the same order."""
+    # pk IN (...) visits the vectors in pk order, i.e. mostly sequentially.
+    found = conn.execute(
+        f"SELECT pk, vector FROM {tables.vectors} "
+        f"WHERE pk IN (SELECT pk FROM {tables.records} WHERE workspace = ?)",
+        (workspace,),
+    ).fetchall()
+    pks = np.fromiter((pk for pk, _ in found), dtype=np.int64, count=len(found))
+    flat = np.frombuffer(b"".join(blob for _, blob in found), dtype="<f4")
+    return pks, flat.astype(np.float32, copy=False).reshape(len(found), dim or 0)

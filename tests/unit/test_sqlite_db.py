@@ -1,0 +1,102 @@
+"""The shared SQLite database: settings, migrations, transactions, threads and close."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import time
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import pytest
+
+from ragstream.common.storage.sqlite import Database, DatabaseClosedError, SchemaVersionError
+
+STEP_1 = ("CREATE TABLE t (x INTEGER)",)
+STEP_2 = ("ALTER TABLE t ADD COLUMN y TEXT", "CREATE INDEX t_y ON t (y)")
+
+
+@pytest.fixture
+async def db(tmp_path: Path) -> AsyncIterator[Database]:
+    async with await Database.open(tmp_path / "data") as database:
+        yield database
+
+
+def scalar(sql: str) -> Callable[[sqlite3.Connection], object]:
+    def run(conn: sqlite3.Connection) -> object:
+        return conn.execute(sql).fetchone()[0]
+
+    return run
+
+
+async def test_the_file_is_in_wal_mode_with_normal_sync(db: Database, tmp_path: Path) -> None:
+    assert db.path == tmp_path / "data" / "ragstream.db" and db.path.is_file()
+    assert await db.read(scalar("PRAGMA journal_mode")) == "wal"
+    assert await db.read(scalar("PRAGMA synchronous")) == 1  # NORMAL
+    assert await db.write(scalar("PRAGMA foreign_keys")) == 1
+    assert await db.read(scalar("PRAGMA busy_timeout")) == 10_000
+
+
+async def test_migrations_apply_each_step_once(db: Database) -> None:
+    await db.migrate("demo", [STEP_1])
+    await db.write(lambda conn: conn.execute("INSERT INTO t (x) VALUES (1)"))
+    await db.migrate("demo", [STEP_1])  # already there: nothing re-runs
+    await db.migrate("demo", [STEP_1, STEP_2])
+    assert await db.schema_version("demo") == 2
+    assert await db.read(scalar("SELECT count(*) FROM t WHERE y IS NULL")) == 1
+    assert await db.schema_version("other") == 0
+
+
+async def test_a_failing_step_changes_nothing(db: Database) -> None:
+    broken = ("CREATE TABLE u (x INTEGER)", "THIS IS NOT SQL")
+    with pytest.raises(sqlite3.OperationalError):
+        await db.migrate("demo", [STEP_1, broken])
+    assert await db.schema_version("demo") == 0
+    assert await db.read(scalar("SELECT count(*) FROM sqlite_master WHERE name IN ('t','u')")) == 0
+
+
+async def test_a_newer_schema_is_refused(db: Database) -> None:
+    await db.migrate("demo", [STEP_1, STEP_2])
+    with pytest.raises(SchemaVersionError, match="version 2, this ragstream knows 1"):
+        await db.migrate("demo", [STEP_1])
+
+
+async def test_a_failed_write_is_rolled_back(db: Database) -> None:
+    await db.migrate("demo", [STEP_1])
+
+    def insert_then_fail(conn: sqlite3.Connection) -> None:
+        conn.execute("INSERT INTO t (x) VALUES (1)")
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError, match="boom"):
+        await db.write(insert_then_fail)
+    assert await db.read(scalar("SELECT count(*) FROM t")) == 0
+
+
+async def test_blocking_work_never_stalls_the_event_loop(db: Database) -> None:
+    ticks = 0
+
+    async def tick() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.01)
+            ticks += 1
+
+    ticker = asyncio.create_task(tick())
+    await asyncio.gather(
+        db.write(lambda conn: time.sleep(0.3)),
+        db.read(lambda conn: time.sleep(0.3)),
+        db.run(lambda: time.sleep(0.3)),
+    )
+    ticker.cancel()
+    assert ticks >= 10
+
+
+async def test_a_closed_database_refuses_work(tmp_path: Path) -> None:
+    db = await Database.open(tmp_path)
+    await db.close()
+    await db.close()
+    with pytest.raises(DatabaseClosedError):
+        await db.read(scalar("SELECT 1"))
+    with pytest.raises(DatabaseClosedError):
+        await db.write(scalar("SELECT 1"))
