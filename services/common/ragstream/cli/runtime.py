@@ -13,16 +13,14 @@ import signal
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
+from ragstream.common.bus.factory import open_bus
 from ragstream.common.bus.protocols import Consumer, Publisher
-from ragstream.common.bus.sqlite_log import SqliteEventLog
 from ragstream.common.bus.topics import Topics
-from ragstream.common.config import ConfigError, Settings
+from ragstream.common.config import Settings
 from ragstream.common.providers.embedding import Embedder, build_embedder
 from ragstream.common.providers.llm import ChatModel, build_chat_model
+from ragstream.common.storage.factory import EmbeddedDatabase, open_stores
 from ragstream.common.storage.protocols import DocumentStore, SearchStore
-from ragstream.common.storage.sqlite.db import Database
-from ragstream.common.storage.sqlite.documents import SqliteDocumentStore
-from ragstream.common.storage.sqlite.search import SqliteSearchStore
 from ragstream.indexer.consumer import DocumentConsumer
 from ragstream.indexer.pipeline import DocumentIndexer
 from ragstream.query.engine import QueryEngine
@@ -47,28 +45,27 @@ class Backends:
 @contextlib.asynccontextmanager
 async def open_backends(settings: Settings) -> AsyncIterator[Backends]:
     """Opens every backend the settings name; closes them on exit."""
-    if settings.storage.search != "sqlite" or settings.bus.backend != "sqlite":
-        raise ConfigError(
-            "only the embedded backends (storage.search=sqlite, bus.backend=sqlite) "
-            "are available in this build"
-        )
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
     topics = Topics(settings.bus.topic_prefix)
-    async with await Database.open(settings.data_dir) as db:
-        log_ = await SqliteEventLog.open(db)
-        consumer = log_.consumer(settings.bus.group_id, [topics.documents])
-        try:
-            yield Backends(
-                search=await SqliteSearchStore.open(db),
-                docs=await SqliteDocumentStore.open(db),
-                publisher=log_,
-                consumer=consumer,
-                embedder=build_embedder(settings.embedding),
-                chat=build_chat_model(settings.llm),
-                topics=topics,
-            )
-        finally:
-            await consumer.close()
+    async with contextlib.AsyncExitStack() as stack:
+        db = EmbeddedDatabase(settings, stack)
+        stores = await open_stores(settings, db)
+        bus = await open_bus(settings, db)
+        consumer = bus.consumer(settings.bus.group_id, [topics.documents])
+        stack.push_async_callback(consumer.close)
+        embedder = build_embedder(settings.embedding)
+        stack.push_async_callback(embedder.close)
+        chat = build_chat_model(settings.llm)
+        if chat is not None:
+            stack.push_async_callback(chat.close)
+        yield Backends(
+            search=stores.search,
+            docs=stores.docs,
+            publisher=bus.publisher,
+            consumer=consumer,
+            embedder=embedder,
+            chat=chat,
+            topics=topics,
+        )
 
 
 def build_server(settings: Settings, backends: Backends, listen: str) -> GrpcServer:

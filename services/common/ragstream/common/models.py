@@ -123,3 +123,81 @@ class DocumentRecord:
     created_at: float = 0.0
     updated_at: float = 0.0
     processing_ms: float = 0.0
+
+
+class MentionKind(enum.StrEnum):
+    ENTITY = "entity"
+    RELATION = "relation"
+
+
+@dataclass(frozen=True, slots=True)
+class Mention:
+    """What one chunk says about one entity or relation: the ledger entities derive from.
+
+    Entities and relations are never edited in place; they are re-derived from all of their
+    mentions (stage 2), so deleting a chunk's mentions removes exactly what it contributed.
+    """
+
+    workspace: str
+    chunk_id: str
+    doc_id: str
+    kind: MentionKind
+    key: str
+    """Entity key (normalized name) or relation key (the sorted pair of entity keys)."""
+    name: str = ""
+    """Entity: the name as written. Relation: empty."""
+    source: str = ""
+    """Relation: one endpoint's entity key (sorted first). Entity: empty."""
+    target: str = ""
+    """Relation: the other endpoint's entity key. Entity: empty."""
+    type: str = ""
+    """Entity type (e.g. person, organization); empty for relations."""
+    description: str = ""
+    keywords: str = ""
+    """Relation keywords, comma-separated; empty for entities."""
+    weight: float = 1.0
+    file_path: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class GraphNode:
+    """An entity in the graph store."""
+
+    key: str
+    """Normalized name; unique per workspace."""
+    name: str
+    """Display name (the most frequent spelling among mentions)."""
+    type: str
+    description: str
+    source_ids: tuple[str, ...] = ()
+    """Chunk ids that mention the entity (capped)."""
+    doc_ids: tuple[str, ...] = ()
+    """Documents that mention the entity."""
+
+
+@dataclass(frozen=True, slots=True)
+class GraphEdge:
+    """A relation in the graph store; undirected, stored with source <= target."""
+
+    source: str
+    target: str
+    keywords: str
+    description: str
+    weight: float
+    source_ids: tuple[str, ...] = ()
+    doc_ids: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return relation_key(self.source, self.target)
+
+
+def relation_key(a: str, b: str) -> str:
+    """The key of the undirected relation between two entity keys: (A, B) == (B, A)."""
+    first, second = sorted((a, b))
+    return f"{first}\u241e{second}"
+
+
+def split_relation_key(key: str) -> tuple[str, str]:
+    first, _, second = key.partition("\u241e")
+    return first, second

@@ -14,7 +14,10 @@ from ragstream.common.models import (
     Collection,
     DocState,
     DocumentRecord,
+    GraphEdge,
+    GraphNode,
     Hit,
+    Mention,
     SearchFilter,
     SearchRecord,
     Vector,
@@ -92,3 +95,69 @@ class DocumentStore(Protocol):
 
 class Closeable(Protocol):
     async def close(self) -> None: ...
+
+
+class GraphStore(Protocol):
+    """The knowledge graph: entities (nodes) and undirected relations (edges)."""
+
+    async def upsert_nodes(self, workspace: str, nodes: Sequence[GraphNode]) -> None:
+        """Insert or replace nodes by key."""
+        ...
+
+    async def upsert_edges(self, workspace: str, edges: Sequence[GraphEdge]) -> None:
+        """Insert or replace edges by their (sorted) endpoint pair; endpoints need not exist."""
+        ...
+
+    async def delete_nodes(self, workspace: str, keys: Sequence[str]) -> None:
+        """Remove nodes and every edge touching them."""
+        ...
+
+    async def delete_edges(self, workspace: str, pairs: Sequence[tuple[str, str]]) -> None:
+        """Remove edges; each pair in either order."""
+        ...
+
+    async def get_nodes(self, workspace: str, keys: Sequence[str]) -> list[GraphNode]:
+        """The nodes that exist among `keys`, in the order of `keys`."""
+        ...
+
+    async def get_edges(self, workspace: str, pairs: Sequence[tuple[str, str]]) -> list[GraphEdge]:
+        """The edges that exist among `pairs` (either order), in the order of `pairs`."""
+        ...
+
+    async def edges_of(self, workspace: str, keys: Sequence[str]) -> dict[str, list[GraphEdge]]:
+        """Every edge touching each key, in one round trip for all keys."""
+        ...
+
+    async def degrees(self, workspace: str, keys: Sequence[str]) -> dict[str, int]:
+        """Number of edges touching each key (0 for unknown keys), in one round trip."""
+        ...
+
+
+class MentionStore(Protocol):
+    """The mentions ledger: per chunk, what it says about entities and relations."""
+
+    async def replace_chunk_mentions(
+        self, workspace: str, chunk_id: str, mentions: Sequence[Mention]
+    ) -> None:
+        """Set the chunk's mentions (replacing any it had)."""
+        ...
+
+    async def delete_chunks(self, workspace: str, chunk_ids: Sequence[str]) -> set[str]:
+        """Remove the chunks' mentions; returns the keys they mentioned."""
+        ...
+
+    async def keys_of_chunks(self, workspace: str, chunk_ids: Sequence[str]) -> set[str]:
+        """The entity and relation keys the chunks mention."""
+        ...
+
+    async def mentions_of(self, workspace: str, keys: Sequence[str]) -> dict[str, list[Mention]]:
+        """All mentions of each key (keys without mentions are absent), ordered by chunk id."""
+        ...
+
+
+class CacheStore(Protocol):
+    """LLM response cache, keyed by a hash of (model, prompt, parameters)."""
+
+    async def get(self, key: str) -> str | None: ...
+
+    async def put(self, key: str, value: str) -> None: ...

@@ -1,0 +1,77 @@
+"""Opens the configured storage backends: one name-to-factory map per role.
+
+The embedded backends share one SQLite database per data directory; it is opened once,
+on first use, and closed with the exit stack.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from ragstream.common.config import ConfigError, Settings
+from ragstream.common.storage.protocols import DocumentStore, SearchStore
+from ragstream.common.storage.sqlite.db import Database
+from ragstream.common.storage.sqlite.documents import SqliteDocumentStore
+from ragstream.common.storage.sqlite.search import SqliteSearchStore
+
+
+class EmbeddedDatabase:
+    """The data directory's SQLite database, opened on first use."""
+
+    def __init__(self, settings: Settings, stack: contextlib.AsyncExitStack) -> None:
+        self._settings = settings
+        self._stack = stack
+        self._db: Database | None = None
+
+    async def get(self) -> Database:
+        if self._db is None:
+            self._settings.data_dir.mkdir(parents=True, exist_ok=True)
+            self._db = await self._stack.enter_async_context(
+                await Database.open(self._settings.data_dir)
+            )
+        return self._db
+
+
+@dataclass
+class Stores:
+    search: SearchStore
+    docs: DocumentStore
+
+
+async def _sqlite_search(settings: Settings, db: EmbeddedDatabase) -> SearchStore:
+    return await SqliteSearchStore.open(await db.get())
+
+
+async def _sqlite_docs(settings: Settings, db: EmbeddedDatabase) -> DocumentStore:
+    return await SqliteDocumentStore.open(await db.get())
+
+
+T = TypeVar("T")
+SEARCH_BACKENDS: dict[str, Callable[[Settings, EmbeddedDatabase], Awaitable[SearchStore]]] = {
+    "sqlite": _sqlite_search,
+}
+DOCUMENT_BACKENDS: dict[str, Callable[[Settings, EmbeddedDatabase], Awaitable[DocumentStore]]] = {
+    "sqlite": _sqlite_docs,
+}
+
+
+def _pick(backends: dict[str, T], name: str, setting: str) -> T:
+    try:
+        return backends[name]
+    except KeyError:
+        raise ConfigError(
+            f"{setting}={name!r} is not available in this build "
+            f"(available: {', '.join(sorted(backends))})"
+        ) from None
+
+
+async def open_stores(settings: Settings, db: EmbeddedDatabase) -> Stores:
+    """The stores the settings name (search and document state share storage.search)."""
+    backend = settings.storage.search
+    return Stores(
+        search=await _pick(SEARCH_BACKENDS, backend, "storage.search")(settings, db),
+        docs=await _pick(DOCUMENT_BACKENDS, backend, "storage.search")(settings, db),
+    )
