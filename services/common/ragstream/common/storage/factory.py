@@ -12,9 +12,15 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from ragstream.common.config import ConfigError, Settings
-from ragstream.common.storage.protocols import DocumentStore, SearchStore
+from ragstream.common.storage.protocols import (
+    CacheStore,
+    DocumentStore,
+    MentionStore,
+    SearchStore,
+)
 from ragstream.common.storage.sqlite.db import Database
 from ragstream.common.storage.sqlite.documents import SqliteDocumentStore
+from ragstream.common.storage.sqlite.mentions import SqliteCacheStore, SqliteMentionStore
 from ragstream.common.storage.sqlite.search import SqliteSearchStore
 
 
@@ -39,6 +45,8 @@ class EmbeddedDatabase:
 class Stores:
     search: SearchStore
     docs: DocumentStore
+    mentions: MentionStore
+    cache: CacheStore
 
 
 async def _sqlite_search(settings: Settings, db: EmbeddedDatabase) -> SearchStore:
@@ -49,12 +57,26 @@ async def _sqlite_docs(settings: Settings, db: EmbeddedDatabase) -> DocumentStor
     return await SqliteDocumentStore.open(await db.get())
 
 
+async def _sqlite_mentions(settings: Settings, db: EmbeddedDatabase) -> MentionStore:
+    return await SqliteMentionStore.open(await db.get())
+
+
+async def _sqlite_cache(settings: Settings, db: EmbeddedDatabase) -> CacheStore:
+    return await SqliteCacheStore.open(await db.get())
+
+
 T = TypeVar("T")
 SEARCH_BACKENDS: dict[str, Callable[[Settings, EmbeddedDatabase], Awaitable[SearchStore]]] = {
     "sqlite": _sqlite_search,
 }
 DOCUMENT_BACKENDS: dict[str, Callable[[Settings, EmbeddedDatabase], Awaitable[DocumentStore]]] = {
     "sqlite": _sqlite_docs,
+}
+MENTION_BACKENDS: dict[str, Callable[[Settings, EmbeddedDatabase], Awaitable[MentionStore]]] = {
+    "sqlite": _sqlite_mentions,
+}
+CACHE_BACKENDS: dict[str, Callable[[Settings, EmbeddedDatabase], Awaitable[CacheStore]]] = {
+    "sqlite": _sqlite_cache,
 }
 
 
@@ -69,9 +91,11 @@ def _pick(backends: dict[str, T], name: str, setting: str) -> T:
 
 
 async def open_stores(settings: Settings, db: EmbeddedDatabase) -> Stores:
-    """The stores the settings name (search and document state share storage.search)."""
+    """The stores the settings name; every non-graph role lives in storage.search's backend."""
     backend = settings.storage.search
     return Stores(
         search=await _pick(SEARCH_BACKENDS, backend, "storage.search")(settings, db),
         docs=await _pick(DOCUMENT_BACKENDS, backend, "storage.search")(settings, db),
+        mentions=await _pick(MENTION_BACKENDS, backend, "storage.search")(settings, db),
+        cache=await _pick(CACHE_BACKENDS, backend, "storage.search")(settings, db),
     )
