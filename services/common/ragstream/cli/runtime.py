@@ -17,11 +17,12 @@ from ragstream.common.bus.factory import open_bus
 from ragstream.common.bus.protocols import Consumer, Publisher
 from ragstream.common.bus.topics import Topics
 from ragstream.common.config import Settings
+from ragstream.common.events import DocumentChange
 from ragstream.common.providers.embedding import Embedder, build_embedder
 from ragstream.common.providers.llm import ChatModel, build_chat_model
 from ragstream.common.storage.factory import EmbeddedDatabase, open_stores
 from ragstream.common.storage.protocols import DocumentStore, SearchStore
-from ragstream.indexer.consumer import DocumentConsumer
+from ragstream.indexer.consumer import KeyedConsumer, document_consumer
 from ragstream.indexer.pipeline import DocumentIndexer
 from ragstream.query.engine import QueryEngine
 from ragstream.query.ingest import IngestServicer
@@ -87,9 +88,9 @@ def build_server(settings: Settings, backends: Backends, listen: str) -> GrpcSer
     return GrpcServer(listen, query, ingest, settings.server.max_message_mb)
 
 
-def build_consumer(settings: Settings, backends: Backends) -> DocumentConsumer:
+def build_consumer(settings: Settings, backends: Backends) -> KeyedConsumer[DocumentChange]:
     indexer = DocumentIndexer(backends.docs, backends.search, backends.embedder, settings.chunking)
-    return DocumentConsumer(
+    return document_consumer(
         backends.consumer,
         backends.publisher,
         backends.topics.documents_dlt,

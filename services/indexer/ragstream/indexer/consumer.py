@@ -1,7 +1,10 @@
-"""The document consumer: poll, apply per key in order, commit only what is done.
+"""The keyed consumer: poll, apply per key in order, commit only what is done.
 
-Records of one key (one document) are applied one after another in offset order; different
-keys run concurrently, up to `concurrency`. A batch is committed only after every record
+It runs both indexing stages: documents (key `workspace/doc_id`) and graph merges (key
+`workspace/entity-or-relation-key`). Records of one key are applied one after another in
+offset order; different keys run concurrently, up to `concurrency`. A stage whose work is
+state-based (the merge re-derives a key from the ledger) sets `latest_only`, so a key
+touched many times in one batch is applied once. A batch is committed only after every record
 in it was applied or dead-lettered, so a crash re-delivers the unfinished work and the
 idempotent stages make the replay harmless. Poison events go to the dead-letter topic with
 the reason in headers. Any other failure (a store or provider outage) is retried with
@@ -14,12 +17,14 @@ import asyncio
 import logging
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Sequence
+from typing import Generic, TypeVar
 
 from ragstream.common.bus.protocols import BusRecord, Consumer, OutgoingRecord, Publisher
 from ragstream.common.config import IndexerConfig
 from ragstream.common.events import DocumentChange, PoisonEvent, decode
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 Apply = Callable[[DocumentChange], Awaitable[object]]
 MAX_BACKOFF_S = 30.0
 
@@ -48,7 +53,7 @@ def dead_letter(record: BusRecord, error: Exception) -> OutgoingRecord:
     return OutgoingRecord(record.key, record.value, record.headers + reason)
 
 
-class DocumentConsumer:
+class KeyedConsumer(Generic[T]):
     """Owns the consume loop; `run` returns once `stop` is set and in-flight work is done."""
 
     def __init__(
@@ -56,14 +61,18 @@ class DocumentConsumer:
         consumer: Consumer,
         publisher: Publisher,
         dead_letter_topic: str,
-        apply: Apply,
+        decode: Callable[[BusRecord], T],
+        apply: Callable[[T], Awaitable[object]],
         cfg: IndexerConfig,
+        latest_only: bool = False,
     ) -> None:
         self._consumer = consumer
         self._publisher = publisher
         self._dlt = dead_letter_topic
+        self._decode = decode
         self._apply = apply
         self._cfg = cfg
+        self._latest_only = latest_only
         self._slots = asyncio.Semaphore(cfg.concurrency)
 
     async def run(self, stop: asyncio.Event) -> None:
@@ -92,30 +101,47 @@ class DocumentConsumer:
 
     async def _process_key(self, records: list[BusRecord], stop: asyncio.Event) -> None:
         async with self._slots:
-            for record in records:
+            for record in records[-1:] if self._latest_only else records:
                 await self._process_record(record, stop)
 
     async def _process_record(self, record: BusRecord, stop: asyncio.Event) -> None:
         try:
-            change = decode(record, self._cfg.max_document_bytes)
+            item = self._decode(record)
         except PoisonEvent as exc:
             log.warning("dead-lettering %s@%d: %s", record.topic, record.offset, exc)
             await self._publisher.publish(self._dlt, [dead_letter(record, exc)])
             return
-        await self._with_retries(change, stop)
+        await self._with_retries(item, record, stop)
 
-    async def _with_retries(self, change: DocumentChange, stop: asyncio.Event) -> None:
+    async def _with_retries(self, item: T, record: BusRecord, stop: asyncio.Event) -> None:
         delay = self._cfg.retry_backoff_s
         while True:
             try:
-                await self._apply(change)
+                await self._apply(item)
                 return
-            except Exception:
-                log.exception("indexing %s v%d failed; retrying", change.key, change.version)
+            except Exception:  # any failure here is retried, never skipped
+                log.exception(
+                    "%s@%d (key %s) failed; retrying", record.topic, record.offset, record.key
+                )
             # On shutdown the record stays uncommitted and is re-delivered after restart.
             try:
                 await asyncio.wait_for(stop.wait(), delay)
             except TimeoutError:
                 delay = min(delay * 2, MAX_BACKOFF_S)
                 continue
-            raise Stopped(change.key)
+            raise Stopped(record.key)
+
+
+def document_consumer(
+    consumer: Consumer,
+    publisher: Publisher,
+    dead_letter_topic: str,
+    apply: Apply,
+    cfg: IndexerConfig,
+) -> KeyedConsumer[DocumentChange]:
+    """Stage 1: document events, each applied in order."""
+
+    def decode_change(record: BusRecord) -> DocumentChange:
+        return decode(record, cfg.max_document_bytes)
+
+    return KeyedConsumer(consumer, publisher, dead_letter_topic, decode_change, apply, cfg)
