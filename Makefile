@@ -39,6 +39,7 @@ lint: setup
 	bash scripts/buf.sh breaking
 
 test: lint
+	bash scripts/helm.sh path >/dev/null
 	RAGSTREAM_TEST_DATA=$(DATA) $(BIN)/python -m pytest -q tests
 
 demo: setup

@@ -146,3 +146,33 @@ def _validate(event: events_pb2.DocumentEvent) -> DocumentChange:
         timestamp=timestamp,
         event_id=event.event_id,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class MergeKey:
+    """A graph-merge event: this entity or relation key must be re-derived."""
+
+    workspace: str
+    key: str
+
+
+def encode_merge(item: MergeKey) -> OutgoingRecord:
+    event = events_pb2.GraphMergeEvent(workspace=item.workspace, key=item.key)
+    return OutgoingRecord(
+        key=f"{item.workspace}/{item.key}",
+        value=event.SerializeToString(),
+        headers=(("content-type", CONTENT_TYPE_PROTOBUF),),
+    )
+
+
+def decode_merge(record: BusRecord) -> MergeKey:
+    if record.value is None:
+        raise PoisonEvent("graph-merge event without a value")
+    event = events_pb2.GraphMergeEvent()
+    try:
+        event.ParseFromString(record.value)
+    except DecodeError as exc:
+        raise PoisonEvent(f"undecodable graph-merge event: {exc}") from None
+    if not _WORKSPACE.match(event.workspace) or not event.key:
+        raise PoisonEvent("graph-merge event needs a valid workspace and a key")
+    return MergeKey(event.workspace, event.key)

@@ -192,12 +192,20 @@ class GraphEdge:
         return relation_key(self.source, self.target)
 
 
+RELATION_KEY_MARK = "\u241e"
+"""Joins the two entity keys of a relation key; no normalized entity name contains it."""
+
+
 def relation_key(a: str, b: str) -> str:
     """The key of the undirected relation between two entity keys: (A, B) == (B, A)."""
     first, second = sorted((a, b))
-    return f"{first}\u241e{second}"
+    return f"{first}{RELATION_KEY_MARK}{second}"
 
 
 def split_relation_key(key: str) -> tuple[str, str]:
-    first, _, second = key.partition("\u241e")
+    first, _, second = key.partition(RELATION_KEY_MARK)
     return first, second
+
+
+def is_relation_key(key: str) -> bool:
+    return RELATION_KEY_MARK in key

@@ -74,16 +74,35 @@ class KeyedConsumer(Generic[T]):
         self._cfg = cfg
         self._latest_only = latest_only
         self._slots = asyncio.Semaphore(cfg.concurrency)
+        self._batch: asyncio.Task[bool] | None = None
 
     async def run(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
             records = await self._consumer.poll(self._cfg.batch_size, timeout=0.5)
             if not records:
                 continue
-            if not await self._process_batch(records, stop):
+            self._batch = asyncio.create_task(self._process_batch(records, stop))
+            try:
+                finished = await self._batch
+            except asyncio.CancelledError:
+                current = asyncio.current_task()
+                if current is not None and current.cancelling():
+                    raise  # this loop itself is being cancelled, not just the batch
+                log.warning("abandoned %d records at a rebalance; re-delivered", len(records))
+                continue
+            finally:
+                self._batch = None
+            if not finished:
                 log.info("stopped with unfinished records; they will be re-delivered")
                 return
             await self._consumer.commit(records)
+
+    def abandon_in_flight(self) -> None:
+        """Cancels the batch being processed, which is then not committed: a rebalance gave
+        its partitions to another member, which processes the records again. Safe because
+        every stage is idempotent (a cancelled document is replayed from its stored state)."""
+        if self._batch is not None:
+            self._batch.cancel()
 
     async def _process_batch(self, records: Sequence[BusRecord], stop: asyncio.Event) -> bool:
         """True when every record was applied or dead-lettered; False when stopped first."""

@@ -10,15 +10,18 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import replace
 
 from ragstream.common.config import ChunkingConfig
 from ragstream.common.events import DocumentChange
 from ragstream.common.models import Collection, DocState, DocumentRecord
+from ragstream.common.providers import ProviderError
 from ragstream.common.providers.embedding import Embedder
 from ragstream.common.storage.protocols import DocumentStore, SearchStore
 from ragstream.indexer.errors import DocumentError
 from ragstream.indexer.stages.chunk import chunk_document, diff_chunks
+from ragstream.indexer.stages.ledger import Ledger
 from ragstream.indexer.stages.write import refresh_chunk_metadata, write_chunks
 
 log = logging.getLogger(__name__)
@@ -39,7 +42,7 @@ def is_stale(stored: DocumentRecord | None, change: DocumentChange) -> bool:
 
 
 class DocumentIndexer:
-    """Applies document changes to the document store and the search store."""
+    """Applies document changes to the document store, the search store and the ledger."""
 
     def __init__(
         self,
@@ -47,11 +50,13 @@ class DocumentIndexer:
         search: SearchStore,
         embedder: Embedder,
         chunking: ChunkingConfig,
+        ledger: Ledger,
     ) -> None:
         self._docs = docs
         self._search = search
         self._embedder = embedder
         self._chunking = chunking
+        self._ledger = ledger
 
     async def apply(self, change: DocumentChange) -> DocumentRecord:
         stored = await self._docs.get(change.workspace, change.doc_id)
@@ -63,8 +68,10 @@ class DocumentIndexer:
         await self._docs.put(record)
         try:
             if change.deleted:
-                await self._search.delete(Collection.CHUNKS, change.workspace, record.chunk_ids)
-                record = replace(record, state=DocState.DELETED, chunk_ids=())
+                await self._remove_chunks(change.workspace, record.chunk_ids, set())
+                record = replace(
+                    record, state=DocState.DELETED, chunk_ids=(), entity_count=0, relation_count=0
+                )
             else:
                 record = await self._upsert(record, stored, change)
         except DocumentError as exc:
@@ -106,7 +113,13 @@ class DocumentIndexer:
         await write_chunks(diff.added, change, self._embedder, self._search)
         if stored is None or _document_fields_changed(stored, change):
             await refresh_chunk_metadata(diff.kept, change, self._search)
-        await self._search.delete(Collection.CHUNKS, change.workspace, diff.removed)
+        try:
+            touched = await self._ledger.record(change.workspace, diff.added)
+        except ProviderError as exc:
+            raise DocumentError(f"entity extraction failed: {exc}") from exc
+        await self._remove_chunks(change.workspace, diff.removed, touched)
+        chunk_ids = tuple(chunk.id for chunk in chunks)
+        entities, relations = await self._ledger.counts(change.workspace, chunk_ids)
         return replace(
             record,
             state=DocState.PROCESSED,
@@ -114,8 +127,19 @@ class DocumentIndexer:
             file_path=change.file_path,
             metadata=dict(change.metadata),
             timestamp=change.timestamp,
-            chunk_ids=tuple(chunk.id for chunk in chunks),
+            chunk_ids=chunk_ids,
+            entity_count=entities,
+            relation_count=relations,
         )
+
+    async def _remove_chunks(
+        self, workspace: str, chunk_ids: Sequence[str], touched: set[str]
+    ) -> None:
+        """Removes chunks and their mentions, publishing every touched key (see Ledger)."""
+        touched = touched | await self._ledger.keys_of(workspace, chunk_ids)
+        await self._search.delete(Collection.CHUNKS, workspace, chunk_ids)
+        await self._ledger.publish(workspace, touched)
+        await self._ledger.forget(workspace, chunk_ids)
 
 
 def _document_fields_changed(stored: DocumentRecord, change: DocumentChange) -> bool:

@@ -9,38 +9,30 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator
 
-from ragstream.common.models import Collection, Hit
 from ragstream.common.providers.embedding import Embedder
 from ragstream.common.providers.llm import ChatMessage, ChatModel
-from ragstream.common.storage.protocols import SearchStore
-from ragstream.common.text.analyzer import analyze
 from ragstream.common.text.tokens import count_tokens
 from ragstream.common.timing import StageTimer
 from ragstream.query.stages.answer import build_messages, extractive_answer, render_prompt
-from ragstream.query.stages.budget import fit_chunks
-from ragstream.query.stages.retrieve import SearchSpec, hybrid_search
-from ragstream.query.types import ContextChunk, Mode, QueryInput, Reference, Retrieval
-
-GRAPH_PENDING_NOTE = (
-    "knowledge-graph retrieval is not available in this build: "
-    "answered from chunk search (naive mode)"
-)
+from ragstream.query.stages.budget import entity_line, fit, fit_chunks, relation_line
+from ragstream.query.stages.context import ContextBuilder, QueryStores
+from ragstream.query.stages.keywords import NO_KEYWORDS_NOTE
+from ragstream.query.types import Mode, QueryInput, Retrieval
 
 
 class QueryEngine:
     def __init__(
         self,
-        search: SearchStore,
+        stores: QueryStores,
         embedder: Embedder,
         chat: ChatModel | None,
         candidates: int = 50,
         rrf_k: int = 60,
     ) -> None:
-        self._search = search
+        self._stores = stores
         self._embedder = embedder
         self._chat = chat
-        self._candidates = candidates
-        self._rrf_k = rrf_k
+        self._context = ContextBuilder(stores, embedder, chat, candidates, rrf_k)
 
     @property
     def providers(self) -> dict[str, str]:
@@ -51,32 +43,45 @@ class QueryEngine:
         }
 
     async def retrieve(self, q: QueryInput, timer: StageTimer) -> Retrieval:
-        result = Retrieval(query_terms=tuple(analyze(q.query)))
+        result = Retrieval()
         if q.options.mode is Mode.BYPASS:
             return result
-        if q.options.mode is not Mode.NAIVE:
-            result.notes.append(GRAPH_PENDING_NOTE)
-        with timer.stage("embed"):
-            vector = (await self._embedder.embed([q.query]))[0]
-        spec = SearchSpec(
-            workspace=q.workspace,
-            terms=result.query_terms,
-            vector=vector,
-            search_filter=q.search_filter,
-            candidates=max(self._candidates, q.options.chunk_top_k),
-            limit=q.options.chunk_top_k,
-            rrf_k=self._rrf_k,
-            min_cosine=q.options.cosine_threshold,
-        )
-        with timer.stage("search_chunks"):
-            hits = await hybrid_search(self._search, Collection.CHUNKS, spec)
+        allowed = None
+        if not q.search_filter.is_empty:
+            with timer.stage("filter"):
+                allowed = frozenset(await self._stores.docs.matching(q.workspace, q.search_filter))
+        result = await self._context.build(q, allowed, timer)
+        if (
+            not result.keywords.high
+            and not result.keywords.low
+            and q.options.mode is not Mode.NAIVE
+        ):
+            result.notes.append(NO_KEYWORDS_NOTE)
         with timer.stage("budget"):
-            chunks = fit_chunks(_context_chunks(hits), self._available_tokens(q))
-        result.chunks, result.references = _with_references(chunks)
+            self._apply_budget(q, result)
         return result
 
+    def _apply_budget(self, q: QueryInput, result: Retrieval) -> None:
+        o = q.options
+        result.entities = fit(
+            result.entities, lambda e: count_tokens(entity_line(e)), o.max_entity_tokens
+        )
+        result.relations = fit(
+            result.relations, lambda r: count_tokens(relation_line(r)), o.max_relation_tokens
+        )
+        chunks, result.chunks = result.chunks, []
+        overhead = count_tokens(render_prompt(build_messages(q.query, result, o)))
+        result.chunks = fit_chunks(chunks, max(0, o.max_total_tokens - overhead))
+        result.references = [
+            r
+            for r in result.references
+            if any(c.reference_id == r.reference_id for c in result.chunks)
+        ]
+
     def messages(self, q: QueryInput, retrieval: Retrieval) -> list[ChatMessage]:
-        return build_messages(q.query, retrieval.chunks, retrieval.references, q.options)
+        if q.options.mode is Mode.BYPASS:
+            return [*q.options.history, ChatMessage("user", q.query)]
+        return build_messages(q.query, retrieval, q.options)
 
     def prompt(self, q: QueryInput, retrieval: Retrieval) -> str:
         return render_prompt(self.messages(q, retrieval))
@@ -94,50 +99,7 @@ class QueryEngine:
                 yield extractive_answer(q.query, retrieval.chunks)
                 return
             # aclosing: a cancelled client closes the upstream HTTP stream at once.
-            async with contextlib.aclosing(
-                self._chat.stream(self.messages(q, retrieval))
-            ) as deltas:
+            stream = self._chat.stream(self.messages(q, retrieval))
+            async with contextlib.aclosing(stream) as deltas:
                 async for delta in deltas:
                     yield delta
-
-    def _available_tokens(self, q: QueryInput) -> int:
-        overhead = count_tokens(render_prompt(build_messages(q.query, [], [], q.options)))
-        return max(0, q.options.max_total_tokens - overhead)
-
-
-def _context_chunks(hits: list[Hit]) -> list[ContextChunk]:
-    return [
-        ContextChunk(
-            chunk_id=hit.record.id,
-            doc_id=hit.record.doc_ids[0] if hit.record.doc_ids else "",
-            file_path=str(hit.record.attrs.get("file_path", "")),
-            content=hit.record.text,
-            score=hit.score,
-            tokens=int(hit.record.attrs.get("tokens", 0)) or count_tokens(hit.record.text),
-        )
-        for hit in hits
-    ]
-
-
-def _with_references(
-    chunks: list[ContextChunk],
-) -> tuple[list[ContextChunk], list[Reference]]:
-    """Numbers the source documents in order of first appearance; chunks cite them."""
-    ids: dict[str, Reference] = {}
-    cited: list[ContextChunk] = []
-    for chunk in chunks:
-        if chunk.doc_id not in ids:
-            ids[chunk.doc_id] = Reference(str(len(ids) + 1), chunk.doc_id, chunk.file_path)
-        ref = ids[chunk.doc_id].reference_id
-        cited.append(
-            ContextChunk(
-                chunk.chunk_id,
-                chunk.doc_id,
-                chunk.file_path,
-                chunk.content,
-                chunk.score,
-                chunk.tokens,
-                ref,
-            )
-        )
-    return cited, list(ids.values())

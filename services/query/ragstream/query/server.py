@@ -5,8 +5,8 @@ from __future__ import annotations
 import logging
 
 import grpc
-from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_health.v1 import _async as health_aio
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from ragstream.query.ingest import IngestServicer

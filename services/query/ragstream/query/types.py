@@ -69,11 +69,47 @@ class ContextChunk:
     reference_id: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class ContextEntity:
+    key: str
+    name: str
+    type: str
+    description: str
+    score: float
+    doc_ids: tuple[str, ...]
+    chunk_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ContextRelation:
+    key: str
+    source: str
+    """Display name of one endpoint."""
+    target: str
+    keywords: str
+    description: str
+    weight: float
+    score: float
+    doc_ids: tuple[str, ...]
+    chunk_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Keywords:
+    high: tuple[str, ...] = ()
+    """Themes: searched against relations (global)."""
+    low: tuple[str, ...] = ()
+    """Specific names and things: searched against entities (local)."""
+
+
 @dataclass(slots=True)
 class Retrieval:
     """The grounded context of one query."""
 
     chunks: list[ContextChunk] = field(default_factory=list)
+    entities: list[ContextEntity] = field(default_factory=list)
+    relations: list[ContextRelation] = field(default_factory=list)
     references: list[Reference] = field(default_factory=list)
+    keywords: Keywords = field(default_factory=Keywords)
     notes: list[str] = field(default_factory=list)
     query_terms: tuple[str, ...] = ()

@@ -12,7 +12,8 @@ from collections.abc import Sequence
 
 from ragstream.common.providers.llm import ChatMessage
 from ragstream.common.text.analyzer import analyze
-from ragstream.query.types import ContextChunk, QueryOptions, Reference
+from ragstream.query.stages.budget import entity_line, relation_line
+from ragstream.query.types import ContextChunk, QueryOptions, Retrieval
 
 EXTRACTIVE_HEADER = "Extractive answer (no LLM configured), quoted from the best-matching sources:"
 NO_CONTEXT_ANSWER = "I could not find anything in the indexed documents about this question."
@@ -27,6 +28,12 @@ Rules:
 - Answer in the language of the question.
 - Format: {response_type}.
 {user_prompt}
+---Context: entities (knowledge graph)---
+{entities}
+
+---Context: relations (knowledge graph)---
+{relations}
+
 ---Context: document chunks---
 {chunks}
 
@@ -37,17 +44,19 @@ Rules:
 
 def build_messages(
     query: str,
-    chunks: Sequence[ContextChunk],
-    references: Sequence[Reference],
+    retrieval: Retrieval,
     options: QueryOptions,
 ) -> list[ChatMessage]:
     """System prompt with the context, then the conversation history, then the question."""
+    chunks, references = retrieval.chunks, retrieval.references
     chunk_text = "\n\n".join(f"[{c.reference_id}] {c.content}" for c in chunks)
     reference_text = "\n".join(f"[{r.reference_id}] {r.file_path or r.doc_id}" for r in references)
     extra = f"- {options.user_prompt}\n" if options.user_prompt else ""
     system = SYSTEM_PROMPT.format(
         response_type=options.response_type,
         user_prompt=extra,
+        entities="\n".join(entity_line(e) for e in retrieval.entities) or "(none)",
+        relations="\n".join(relation_line(r) for r in retrieval.relations) or "(none)",
         chunks=chunk_text or "(no matching chunks)",
         references=reference_text or "(none)",
     )

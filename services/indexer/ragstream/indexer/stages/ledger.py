@@ -1,0 +1,71 @@
+"""Stage 1, steps 6-7: keep the mentions ledger in step with a document's chunks.
+
+The order of the writes makes every step safe to replay after a crash:
+  1. mentions of added chunks are written (re-extraction is cached, so a replay is free);
+  2. the keys of removed chunks are read while their mentions still exist;
+  3. (the caller deletes the removed chunks from the search store);
+  4. the touched keys are published to the graph-merge topic (durable);
+  5. only then are the removed chunks' mentions deleted.
+A crash before 5 replays 2-5 with the same keys; a crash after 5 has already published
+them. Stage 2 ignores mentions whose chunk is gone, so a merge that runs between 3 and 5
+already sees the document as it is now.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+
+from ragstream.common.bus.protocols import Publisher
+from ragstream.common.events import MergeKey, encode_merge
+from ragstream.common.models import Chunk, Mention, is_relation_key
+from ragstream.common.storage.protocols import MentionStore
+
+ExtractMentions = Callable[[Chunk], Awaitable[list[Mention]]]
+"""Extraction of one chunk, already turned into mentions (see stages/mentions.py)."""
+
+
+class Ledger:
+    def __init__(
+        self,
+        mentions: MentionStore,
+        extract: ExtractMentions,
+        publisher: Publisher,
+        merge_topic: str,
+        concurrency: int = 4,
+    ) -> None:
+        self._mentions = mentions
+        self._extract = extract
+        self._publisher = publisher
+        self._topic = merge_topic
+        self._slots = asyncio.Semaphore(concurrency)
+
+    async def record(self, workspace: str, added: Sequence[Chunk]) -> set[str]:
+        """Extracts the added chunks and writes their mentions; returns the keys mentioned."""
+        results = await asyncio.gather(*(self._extract_one(chunk) for chunk in added))
+        touched: set[str] = set()
+        for chunk, mentions in zip(added, results, strict=True):
+            await self._mentions.replace_chunk_mentions(workspace, chunk.id, mentions)
+            touched.update(m.key for m in mentions)
+        return touched
+
+    async def _extract_one(self, chunk: Chunk) -> list[Mention]:
+        async with self._slots:
+            return await self._extract(chunk)
+
+    async def keys_of(self, workspace: str, chunk_ids: Sequence[str]) -> set[str]:
+        return await self._mentions.keys_of_chunks(workspace, chunk_ids)
+
+    async def publish(self, workspace: str, keys: set[str]) -> None:
+        records = [encode_merge(MergeKey(workspace, key)) for key in sorted(keys)]
+        if records:
+            await self._publisher.publish(self._topic, records)
+
+    async def forget(self, workspace: str, chunk_ids: Sequence[str]) -> None:
+        await self._mentions.delete_chunks(workspace, chunk_ids)
+
+    async def counts(self, workspace: str, chunk_ids: Sequence[str]) -> tuple[int, int]:
+        """(entities, relations) the chunks mention."""
+        keys = await self._mentions.keys_of_chunks(workspace, chunk_ids)
+        relations = sum(1 for key in keys if is_relation_key(key))
+        return len(keys) - relations, relations

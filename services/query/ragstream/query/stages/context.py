@@ -1,0 +1,219 @@
+"""Builds a query's context by mode: keywords, one embedding request, the searches, the
+graph expansion, the chunks for graph hits, and the round-robin merge of chunk sources.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import Protocol, TypeVar
+
+from ragstream.common.models import Collection, Hit, SearchFilter, SearchRecord, Vector
+from ragstream.common.providers.embedding import Embedder
+from ragstream.common.providers.llm import ChatModel
+from ragstream.common.storage.protocols import (
+    CacheStore,
+    DocumentStore,
+    GraphStore,
+    MentionStore,
+    SearchStore,
+)
+from ragstream.common.text.analyzer import analyze
+from ragstream.common.text.tokens import count_tokens
+from ragstream.common.timing import StageTimer
+from ragstream.query.stages import keywords as kw
+from ragstream.query.stages.graph import GraphQuery, GraphStores, global_graph, local_graph
+from ragstream.query.stages.pick import pick_chunks, round_robin
+from ragstream.query.stages.retrieve import SearchSpec, hybrid_search
+from ragstream.query.types import (
+    ContextChunk,
+    ContextEntity,
+    ContextRelation,
+    Keywords,
+    Mode,
+    QueryInput,
+    Reference,
+    Retrieval,
+)
+
+log = logging.getLogger(__name__)
+LOCAL_MODES = (Mode.LOCAL, Mode.HYBRID, Mode.MIX)
+GLOBAL_MODES = (Mode.GLOBAL, Mode.HYBRID, Mode.MIX)
+CHUNK_MODES = (Mode.NAIVE, Mode.MIX)
+
+
+@dataclass(frozen=True, slots=True)
+class QueryStores:
+    search: SearchStore
+    graph: GraphStore
+    mentions: MentionStore
+    docs: DocumentStore
+    cache: CacheStore
+
+
+class Keyed(Protocol):
+    @property
+    def key(self) -> str: ...
+
+
+K = TypeVar("K", bound=Keyed)
+
+
+class ContextBuilder:
+    def __init__(
+        self,
+        stores: QueryStores,
+        embedder: Embedder,
+        chat: ChatModel | None,
+        candidates: int,
+        rrf_k: int,
+    ) -> None:
+        self._stores = stores
+        self._graph_stores = GraphStores(stores.search, stores.graph, stores.mentions)
+        self._embedder = embedder
+        self._chat = chat
+        self._candidates = candidates
+        self._rrf_k = rrf_k
+
+    async def build(
+        self, q: QueryInput, allowed: frozenset[str] | None, timer: StageTimer
+    ) -> Retrieval:
+        mode = q.options.mode
+        result = Retrieval(query_terms=tuple(analyze(q.query)))
+        if mode is not Mode.NAIVE:
+            with timer.stage("keywords"):
+                result.keywords = await self._keywords(q)
+        low = ", ".join(result.keywords.low) if mode in LOCAL_MODES else ""
+        high = ", ".join(result.keywords.high) if mode in GLOBAL_MODES else ""
+        with timer.stage("embed"):
+            vectors = await self._embed_all([q.query, low, high])
+        query_vec, low_vec, high_vec = (vectors.get(t) for t in (q.query, low, high))
+        entities: list[list[ContextEntity]] = []
+        relations: list[list[ContextRelation]] = []
+        if low:
+            with timer.stage("search_entities"):
+                found = await local_graph(
+                    self._graph_stores, self._graph_query(q, low, low_vec, allowed)
+                )
+            entities.append(found[0])
+            relations.append(found[1])
+        if high:
+            with timer.stage("search_relations"):
+                found = await global_graph(
+                    self._graph_stores, self._graph_query(q, high, high_vec, allowed)
+                )
+            entities.append(found[0])
+            relations.append(found[1])
+        result.entities = _merge_by_key(entities)
+        result.relations = _merge_by_key(relations)
+        with timer.stage("search_chunks"):
+            naive = await self._chunk_search(q, query_vec, allowed) if mode in CHUNK_MODES else []
+        with timer.stage("graph_chunks"):
+            graph_sources = await self._graph_chunks(q, result, query_vec, allowed)
+        merged = round_robin([[h.record.id for h in naive], *graph_sources])[
+            : q.options.chunk_top_k
+        ]
+        records = {h.record.id: h.record for h in naive} | await self._records(q.workspace, merged)
+        scores = {h.record.id: h.score for h in naive}
+        result.chunks, result.references = _cite(
+            [(records[i], scores.get(i, 0.0)) for i in merged if i in records]
+        )
+        return result
+
+    async def _keywords(self, q: QueryInput) -> Keywords:
+        if q.options.hl_keywords or q.options.ll_keywords:
+            return Keywords(high=q.options.hl_keywords, low=q.options.ll_keywords)
+        if self._chat is not None:
+            return await kw.llm_keywords(self._chat, self._stores.cache, q.query)
+        spec = SearchSpec(q.workspace, analyze(q.query), None, SearchFilter(), 30, 30)
+        hits = await hybrid_search(self._stores.search, Collection.ENTITIES, spec)
+        return kw.offline_keywords(q.query, [str(h.record.attrs.get("name", "")) for h in hits])
+
+    async def _embed_all(self, texts: list[str]) -> dict[str, Vector]:
+        """Every text the mode needs in one request; on failure, each on its own (logged)."""
+        wanted = [t for t in dict.fromkeys(texts) if t]
+        try:
+            return dict(zip(wanted, await self._embedder.embed(wanted), strict=True))
+        except Exception:  # the batch failing must not fail the query; single requests may work
+            log.warning(
+                "batched query embedding failed; embedding each text on its own", exc_info=True
+            )
+        singles = await asyncio.gather(*(self._embedder.embed([t]) for t in wanted))
+        return {t: v[0] for t, v in zip(wanted, singles, strict=True)}
+
+    def _graph_query(
+        self, q: QueryInput, text: str, vector: Vector | None, allowed: frozenset[str] | None
+    ) -> GraphQuery:
+        o = q.options
+        return GraphQuery(
+            q.workspace,
+            text,
+            vector,
+            o.top_k,
+            self._candidates,
+            o.cosine_threshold,
+            self._rrf_k,
+            allowed,
+        )
+
+    async def _chunk_search(
+        self, q: QueryInput, vector: Vector | None, allowed: frozenset[str] | None
+    ) -> list[Hit]:
+        search_filter = SearchFilter(doc_ids=allowed) if allowed is not None else SearchFilter()
+        spec = SearchSpec(
+            q.workspace,
+            analyze(q.query),
+            vector,
+            search_filter,
+            max(self._candidates, q.options.chunk_top_k),
+            q.options.chunk_top_k,
+            self._rrf_k,
+            q.options.cosine_threshold,
+        )
+        return await hybrid_search(self._stores.search, Collection.CHUNKS, spec)
+
+    async def _graph_chunks(
+        self,
+        q: QueryInput,
+        result: Retrieval,
+        vector: Vector | None,
+        allowed: frozenset[str] | None,
+    ) -> list[list[str]]:
+        per_entity = [list(e.chunk_ids) for e in result.entities]
+        per_relation = [list(r.chunk_ids) for r in result.relations]
+        ids = list(dict.fromkeys(c for group in (*per_entity, *per_relation) for c in group))
+        records = await self._records(q.workspace, ids)
+        if allowed is not None:
+            records = {i: r for i, r in records.items() if allowed.intersection(r.doc_ids)}
+        o = q.options
+        return [
+            pick_chunks(group, records, vector, o.chunk_pick_method, o.related_chunk_number)
+            for group in (per_entity, per_relation)
+            if group
+        ]
+
+    async def _records(self, workspace: str, ids: list[str]) -> dict[str, SearchRecord]:
+        found = await self._stores.search.get(Collection.CHUNKS, workspace, ids)
+        return {r.id: r for r in found}
+
+
+def _merge_by_key(groups: list[list[K]]) -> list[K]:
+    """Round-robin over the groups (local, global), each item once."""
+    by_key = {item.key: item for group in groups for item in group}
+    return [by_key[k] for k in round_robin([[item.key for item in group] for group in groups])]
+
+
+def _cite(hits: list[tuple[SearchRecord, float]]) -> tuple[list[ContextChunk], list[Reference]]:
+    """Numbers the source documents in order of first appearance; chunks cite them."""
+    refs: dict[str, Reference] = {}
+    chunks = []
+    for record, score in hits:
+        doc_id = record.doc_ids[0] if record.doc_ids else ""
+        path = str(record.attrs.get("file_path", ""))
+        ref = refs.setdefault(doc_id, Reference(str(len(refs) + 1), doc_id, path))
+        tokens = int(record.attrs.get("tokens", 0)) or count_tokens(record.text)
+        chunks.append(
+            ContextChunk(record.id, doc_id, path, record.text, score, tokens, ref.reference_id)
+        )
+    return chunks, list(refs.values())

@@ -1,0 +1,178 @@
+"""Graph retrieval (LightRAG's dual level): entities and their relations, or relations and
+their entities, from hybrid search plus one-hop expansion in the graph store.
+
+`local`: entities found by the low-level keywords, then the relations around them, ranked
+by the endpoints' degrees and the relation weight. `global`: relations found by the
+high-level keywords, then their endpoint entities. With a document filter, only entities
+and relations mentioned by allowed documents take part, and their descriptions are rebuilt
+from those documents' mentions alone, so nothing outside the filter reaches the context.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import TypeVar
+
+from ragstream.common.models import Collection, GraphEdge, Hit, SearchFilter, Vector
+from ragstream.common.storage.protocols import GraphStore, MentionStore, SearchStore
+from ragstream.common.text.analyzer import analyze
+from ragstream.common.derive import Draft, merge, truncated
+from ragstream.query.stages.retrieve import SearchSpec, hybrid_search
+from ragstream.query.types import ContextEntity, ContextRelation
+
+FILTERED_DESCRIPTION_TOKENS = 600
+Item = TypeVar("Item", ContextEntity, ContextRelation)
+
+
+@dataclass(frozen=True, slots=True)
+class GraphStores:
+    search: SearchStore
+    graph: GraphStore
+    mentions: MentionStore
+
+
+@dataclass(frozen=True, slots=True)
+class GraphQuery:
+    workspace: str
+    text: str
+    vector: Vector | None
+    top_k: int
+    candidates: int
+    min_cosine: float
+    rrf_k: int
+    allowed_docs: frozenset[str] | None
+    """None: no document filter. Otherwise only these documents count."""
+
+
+def _spec(q: GraphQuery) -> SearchSpec:
+    doc_filter = (
+        SearchFilter(doc_ids=q.allowed_docs) if q.allowed_docs is not None else SearchFilter()
+    )
+    return SearchSpec(
+        workspace=q.workspace,
+        terms=analyze(q.text),
+        vector=q.vector,
+        search_filter=doc_filter,
+        candidates=max(q.candidates, q.top_k),
+        limit=q.top_k,
+        rrf_k=q.rrf_k,
+        min_cosine=q.min_cosine,
+    )
+
+
+def entity_of(hit: Hit) -> ContextEntity:
+    attrs = hit.record.attrs
+    return ContextEntity(
+        key=hit.record.id,
+        name=str(attrs.get("name", hit.record.id)),
+        type=str(attrs.get("type", "")),
+        description=str(attrs.get("description", "")),
+        score=hit.score,
+        doc_ids=hit.record.doc_ids,
+        chunk_ids=tuple(attrs.get("source_ids", ())),
+    )
+
+
+def relation_of(edge: GraphEdge, names: dict[str, str], score: float) -> ContextRelation:
+    return ContextRelation(
+        key=edge.key,
+        source=names.get(edge.source, edge.source),
+        target=names.get(edge.target, edge.target),
+        keywords=edge.keywords,
+        description=edge.description,
+        weight=edge.weight,
+        score=score,
+        doc_ids=edge.doc_ids,
+        chunk_ids=edge.source_ids,
+    )
+
+
+def _allowed(doc_ids: Sequence[str], allowed: frozenset[str] | None) -> bool:
+    return allowed is None or bool(allowed.intersection(doc_ids))
+
+
+def rank_edges(
+    edges: Sequence[GraphEdge], degrees: dict[str, int]
+) -> list[tuple[GraphEdge, float]]:
+    """Edges by the sum of their endpoints' degrees, then weight (LightRAG's order)."""
+    unique = {edge.key: edge for edge in edges}
+    scored = [
+        (e, float(degrees.get(e.source, 0) + degrees.get(e.target, 0))) for e in unique.values()
+    ]
+    return sorted(scored, key=lambda pair: (-pair[1], -pair[0].weight, pair[0].key))
+
+
+async def local_graph(
+    stores: GraphStores, q: GraphQuery
+) -> tuple[list[ContextEntity], list[ContextRelation]]:
+    hits = await hybrid_search(stores.search, Collection.ENTITIES, _spec(q))
+    entities = [entity_of(hit) for hit in hits]
+    keys = [e.key for e in entities]
+    around = await stores.graph.edges_of(q.workspace, keys)
+    edges = [e for key in keys for e in around.get(key, []) if _allowed(e.doc_ids, q.allowed_docs)]
+    endpoints = sorted({k for e in edges for k in (e.source, e.target)})
+    degrees = await stores.graph.degrees(q.workspace, endpoints)
+    ranked = rank_edges(edges, degrees)[: q.top_k]
+    names = await _names(stores, q.workspace, ranked, entities)
+    relations = [relation_of(edge, names, score) for edge, score in ranked]
+    return await _filtered(stores, q, entities, relations)
+
+
+async def global_graph(
+    stores: GraphStores, q: GraphQuery
+) -> tuple[list[ContextEntity], list[ContextRelation]]:
+    hits = await hybrid_search(stores.search, Collection.RELATIONS, _spec(q))
+    pairs = [(str(h.record.attrs["source"]), str(h.record.attrs["target"])) for h in hits]
+    edges = await stores.graph.get_edges(q.workspace, pairs)
+    scores = {h.record.id: h.score for h in hits}
+    endpoints = list(dict.fromkeys(k for e in edges for k in (e.source, e.target)))
+    nodes = await stores.graph.get_nodes(q.workspace, endpoints)
+    entities = [
+        ContextEntity(n.key, n.name, n.type, n.description, 0.0, n.doc_ids, n.source_ids)
+        for n in nodes
+        if _allowed(n.doc_ids, q.allowed_docs)
+    ]
+    names = {n.key: n.name for n in nodes}
+    relations = [relation_of(e, names, scores.get(e.key, 0.0)) for e in edges]
+    return await _filtered(stores, q, entities, relations)
+
+
+async def _names(
+    stores: GraphStores,
+    workspace: str,
+    ranked: list[tuple[GraphEdge, float]],
+    known: list[ContextEntity],
+) -> dict[str, str]:
+    names = {e.key: e.name for e in known}
+    missing = sorted({k for edge, _ in ranked for k in (edge.source, edge.target)} - names.keys())
+    for node in await stores.graph.get_nodes(workspace, missing):
+        names[node.key] = node.name
+    return names
+
+
+async def _filtered(
+    stores: GraphStores,
+    q: GraphQuery,
+    entities: list[ContextEntity],
+    relations: list[ContextRelation],
+) -> tuple[list[ContextEntity], list[ContextRelation]]:
+    """With a document filter, descriptions and sources come from allowed documents only."""
+    allowed = q.allowed_docs
+    if allowed is None:
+        return entities, relations
+    keys = [e.key for e in entities] + [r.key for r in relations]
+    mentions = await stores.mentions.mentions_of(q.workspace, keys)
+    rebuilt = {}
+    for key, found in mentions.items():
+        kept = [m for m in found if m.doc_id in allowed]
+        if kept:
+            rebuilt[key] = merge(key, kept)
+    entities = [_rebuilt(e, d) for e in entities if (d := rebuilt.get(e.key))]
+    relations = [_rebuilt(r, d) for r in relations if (d := rebuilt.get(r.key))]
+    return entities, relations
+
+
+def _rebuilt(item: Item, draft: Draft) -> Item:
+    description = truncated(draft.fragments, FILTERED_DESCRIPTION_TOKENS)
+    return replace(item, description=description, doc_ids=draft.doc_ids, chunk_ids=draft.chunk_ids)

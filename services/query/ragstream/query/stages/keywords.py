@@ -1,0 +1,89 @@
+"""Keywords stage: high-level (themes) and low-level (names, things) keywords of a query.
+
+From the LLM as JSON (repaired when malformed, cached), from the caller, or, offline,
+derived from the query itself: the graph's entity names that occur in the question are
+its low-level keywords, and its remaining content words are both levels' fallback.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Sequence
+
+from ragstream.common.providers.llm import ChatMessage, ChatModel
+from ragstream.common.storage.protocols import CacheStore
+from ragstream.common.text.analyzer import CHINESE_STOPWORDS, ENGLISH_STOPWORDS, analyze
+from ragstream.query.types import Keywords
+
+NO_KEYWORDS_NOTE = "no usable keywords: the question names nothing the index could look up"
+_WORD = re.compile(r"[\w][\w'-]*", re.UNICODE)
+_HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+STOPWORDS = ENGLISH_STOPWORDS | CHINESE_STOPWORDS
+_JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
+
+KEYWORDS_PROMPT = """Extract search keywords from the user's question for a knowledge-graph search.
+Return only a JSON object, no prose, in this form:
+{{"high_level_keywords": [...], "low_level_keywords": [...]}}
+- high_level_keywords: overarching themes, concepts or questions (2-5 items).
+- low_level_keywords: specific entities, names, products, places, dates or terms (2-8 items).
+Use the language of the question. If the question has no meaningful content, return empty lists.
+
+Question: {query}"""
+
+
+def content_words(query: str) -> list[str]:
+    """The query's words minus stopwords and very short tokens, in order, without repeats."""
+    words: list[str] = []
+    for word in _WORD.findall(query):
+        # Chinese runs are segmented by the analyzer (jieba); other words are kept as typed.
+        parts = analyze(word) if _HAN.search(word) else [word]
+        words.extend(p for p in parts if p.casefold() not in STOPWORDS and len(p) > 1)
+    return list(dict.fromkeys(words))
+
+
+def offline_keywords(query: str, entity_names: Sequence[str]) -> Keywords:
+    """Entity names found in the query (low level) and the query's content words (high)."""
+    folded = query.casefold()
+    names = [n for n in dict.fromkeys(entity_names) if n and n.casefold() in folded]
+    # A longer name that contains a shorter one ("Tern S3" vs "Tern") makes it redundant.
+    names = [n for n in names if not any(n != m and n.casefold() in m.casefold() for m in names)]
+    words = content_words(query)
+    return Keywords(high=tuple(words), low=tuple(names) or tuple(words))
+
+
+def parse_keywords(text: str) -> Keywords:
+    """Keywords from the model's reply; tolerant of code fences, prose and trailing commas."""
+    match = _JSON_OBJECT.search(text)
+    if not match:
+        return Keywords()
+    raw = re.sub(r",\s*([}\]])", r"\1", match.group(0))
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError:
+        return Keywords()
+    if not isinstance(data, dict):
+        return Keywords()
+    return Keywords(
+        high=_strings(data.get("high_level_keywords")), low=_strings(data.get("low_level_keywords"))
+    )
+
+
+def _strings(value: object) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        return ()
+    return tuple(dict.fromkeys(str(v).strip() for v in value if str(v).strip()))
+
+
+async def llm_keywords(chat: ChatModel, cache: CacheStore, query: str) -> Keywords:
+    messages = [ChatMessage("user", KEYWORDS_PROMPT.format(query=query))]
+    key = (
+        "keywords:"
+        + hashlib.sha256(json.dumps([chat.name, query, KEYWORDS_PROMPT]).encode()).hexdigest()
+    )
+    cached = await cache.get(key)
+    if cached is None:
+        cached = (await chat.complete(messages, temperature=0.0)).text
+        await cache.put(key, cached)
+    return parse_keywords(cached)

@@ -1,0 +1,72 @@
+"""Chunks for graph hits, and the round-robin merge of chunk sources.
+
+VECTOR ranks an entity's (or relation's) source chunks by similarity to the query; WEIGHT
+ranks them by how many of the top entities or relations also come from them. VECTOR falls
+back to WEIGHT when there is no query vector or it finds nothing. Each hit contributes at
+most `per_item` chunks.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Hashable, Sequence
+from typing import TypeVar
+
+import numpy as np
+
+from ragstream.common.models import SearchRecord, Vector
+
+T = TypeVar("T", bound=Hashable)
+
+
+def round_robin(sources: Sequence[Sequence[T]]) -> list[T]:
+    """One from each source in turn, skipping repeats, until every source is used up."""
+    merged: dict[T, None] = {}
+    for position in range(max((len(s) for s in sources), default=0)):
+        for source in sources:
+            if position < len(source):
+                merged.setdefault(source[position], None)
+    return list(merged)
+
+
+def pick_by_weight(per_hit: Sequence[Sequence[str]], per_item: int) -> list[list[str]]:
+    """Each hit's chunks, ordered by how many hits share them (then by original order)."""
+    shared = Counter(cid for ids in per_hit for cid in dict.fromkeys(ids))
+    return [sorted(dict.fromkeys(ids), key=lambda cid: -shared[cid])[:per_item] for ids in per_hit]
+
+
+def pick_by_vector(
+    per_hit: Sequence[Sequence[str]],
+    chunks: dict[str, SearchRecord],
+    query: Vector,
+    per_item: int,
+) -> list[list[str]]:
+    """Each hit's chunks, ordered by cosine similarity to the query."""
+    picked: list[list[str]] = []
+    for ids in per_hit:
+        known = [cid for cid in dict.fromkeys(ids) if cid in chunks]
+        if not known:
+            picked.append([])
+            continue
+        matrix = np.stack([chunks[cid].vector for cid in known])
+        order = np.argsort(-(matrix @ query), kind="stable")
+        picked.append([known[i] for i in order[:per_item]])
+    return picked
+
+
+def pick_chunks(
+    per_hit: Sequence[Sequence[str]],
+    chunks: dict[str, SearchRecord],
+    query: Vector | None,
+    method: str,
+    per_item: int,
+) -> list[str]:
+    """The chunks for graph hits, round-robin over hits (best hit first)."""
+    # Only chunks that still exist (and pass the filter) take part.
+    live = [[cid for cid in ids if cid in chunks] for ids in per_hit]
+    picked: list[list[str]] = []
+    if method == "VECTOR" and query is not None:
+        picked = pick_by_vector(live, chunks, query, per_item)
+    if not any(picked):
+        picked = pick_by_weight(live, per_item)
+    return round_robin(picked)
