@@ -15,11 +15,13 @@ from ragstream.common.config import ConfigError, Settings
 from ragstream.common.storage.protocols import (
     CacheStore,
     DocumentStore,
+    GraphStore,
     MentionStore,
     SearchStore,
 )
 from ragstream.common.storage.sqlite.db import Database
 from ragstream.common.storage.sqlite.documents import SqliteDocumentStore
+from ragstream.common.storage.sqlite.graph import SqliteGraphStore
 from ragstream.common.storage.sqlite.mentions import SqliteCacheStore, SqliteMentionStore
 from ragstream.common.storage.sqlite.search import SqliteSearchStore
 
@@ -47,6 +49,8 @@ class Stores:
     docs: DocumentStore
     mentions: MentionStore
     cache: CacheStore
+    graph: GraphStore
+    """Opened from storage.graph; a server backend's store must be closed (`close()`)."""
 
 
 async def _sqlite_search(settings: Settings, db: EmbeddedDatabase) -> SearchStore:
@@ -65,18 +69,62 @@ async def _sqlite_cache(settings: Settings, db: EmbeddedDatabase) -> CacheStore:
     return await SqliteCacheStore.open(await db.get())
 
 
+async def _elastic_search(settings: Settings, db: EmbeddedDatabase) -> SearchStore:
+    # Imported here so the embedded deployment never loads the Elasticsearch client.
+    from ragstream.common.storage.elastic.backend import open_search_store
+
+    return await open_search_store(settings)
+
+
+async def _elastic_docs(settings: Settings, db: EmbeddedDatabase) -> DocumentStore:
+    from ragstream.common.storage.elastic.backend import open_document_store
+
+    return await open_document_store(settings)
+
+
+async def _elastic_mentions(settings: Settings, db: EmbeddedDatabase) -> MentionStore:
+    from ragstream.common.storage.elastic.backend import open_mention_store
+
+    return await open_mention_store(settings)
+
+
+async def _elastic_cache(settings: Settings, db: EmbeddedDatabase) -> CacheStore:
+    from ragstream.common.storage.elastic.backend import open_cache_store
+
+    return await open_cache_store(settings)
+
+
+async def _sqlite_graph(settings: Settings, db: EmbeddedDatabase) -> GraphStore:
+    return await SqliteGraphStore.open(await db.get())
+
+
+async def _nebula_graph(settings: Settings, db: EmbeddedDatabase) -> GraphStore:
+    # Imported here so the embedded deployment never loads nebula3.
+    from ragstream.common.storage.nebula import NebulaGraphStore
+
+    return await NebulaGraphStore.open(settings.nebula)
+
+
 T = TypeVar("T")
 SEARCH_BACKENDS: dict[str, Callable[[Settings, EmbeddedDatabase], Awaitable[SearchStore]]] = {
     "sqlite": _sqlite_search,
+    "elasticsearch": _elastic_search,
 }
 DOCUMENT_BACKENDS: dict[str, Callable[[Settings, EmbeddedDatabase], Awaitable[DocumentStore]]] = {
     "sqlite": _sqlite_docs,
+    "elasticsearch": _elastic_docs,
 }
 MENTION_BACKENDS: dict[str, Callable[[Settings, EmbeddedDatabase], Awaitable[MentionStore]]] = {
     "sqlite": _sqlite_mentions,
+    "elasticsearch": _elastic_mentions,
 }
 CACHE_BACKENDS: dict[str, Callable[[Settings, EmbeddedDatabase], Awaitable[CacheStore]]] = {
     "sqlite": _sqlite_cache,
+    "elasticsearch": _elastic_cache,
+}
+GRAPH_BACKENDS: dict[str, Callable[[Settings, EmbeddedDatabase], Awaitable[GraphStore]]] = {
+    "sqlite": _sqlite_graph,
+    "nebula": _nebula_graph,
 }
 
 
@@ -98,4 +146,5 @@ async def open_stores(settings: Settings, db: EmbeddedDatabase) -> Stores:
         docs=await _pick(DOCUMENT_BACKENDS, backend, "storage.search")(settings, db),
         mentions=await _pick(MENTION_BACKENDS, backend, "storage.search")(settings, db),
         cache=await _pick(CACHE_BACKENDS, backend, "storage.search")(settings, db),
+        graph=await _pick(GRAPH_BACKENDS, settings.storage.graph, "storage.graph")(settings, db),
     )

@@ -1,0 +1,269 @@
+"""The embedded GraphStore: nodes and undirected edges in two tables of the shared database.
+
+An edge is one row keyed by its sorted endpoint pair, so (a, b) and (b, a) are the same row.
+The primary key (workspace, source, target) serves lookups by source; a second index on
+(workspace, target, source) serves lookups by target, so "every edge touching these keys"
+is two index range scans joined by UNION, for a whole batch of keys in one statement.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from ragstream.common.models import GraphEdge, GraphNode
+from ragstream.common.storage.sqlite.db import Database, Migration
+
+MIGRATIONS: tuple[Migration, ...] = (
+    (
+        "CREATE TABLE graph_nodes (workspace TEXT NOT NULL, key TEXT NOT NULL, "
+        "name TEXT NOT NULL, type TEXT NOT NULL, description TEXT NOT NULL, "
+        "source_ids TEXT NOT NULL, doc_ids TEXT NOT NULL, PRIMARY KEY (workspace, key)) "
+        "WITHOUT ROWID",
+        "CREATE TABLE graph_edges (workspace TEXT NOT NULL, source TEXT NOT NULL, "
+        "target TEXT NOT NULL, keywords TEXT NOT NULL, description TEXT NOT NULL, "
+        "weight REAL NOT NULL, source_ids TEXT NOT NULL, doc_ids TEXT NOT NULL, "
+        "CHECK (source <= target), PRIMARY KEY (workspace, source, target)) WITHOUT ROWID",
+        "CREATE INDEX graph_edges_target ON graph_edges (workspace, target, source)",
+    ),
+)
+
+_NODE_COLUMNS = "key, name, type, description, source_ids, doc_ids"
+_EDGE_COLUMNS = "source, target, keywords, description, weight, source_ids, doc_ids"
+
+MAX_BATCH = 16_000
+"""Keys bound in one statement (SQLite allows 32766 parameters; a pair takes two). Lists
+travel as bound parameters, not as one JSON text, because SQLite's JSON functions cut a
+string at its first NUL character and keys may contain any character."""
+
+
+def _keys_sql(count: int) -> str:
+    """Placeholders ?2.. for `count` keys (?1 is the workspace); reused by both UNION arms."""
+    return ", ".join(f"?{i}" for i in range(2, count + 2))
+
+
+def _edges_touching(count: int) -> str:
+    # Both arms select whole rows, so UNION drops the second copy of an edge found from
+    # both of its ends (and of a self-loop, found as source and as target).
+    keys = _keys_sql(count)
+    return (
+        f"SELECT {_EDGE_COLUMNS} FROM graph_edges WHERE workspace = ?1 AND source IN ({keys}) "
+        f"UNION SELECT {_EDGE_COLUMNS} FROM graph_edges WHERE workspace = ?1 AND target IN ({keys})"
+    )
+
+
+def _degrees(count: int) -> str:
+    # One row per (requested key, other end): an edge counts once for each requested end.
+    keys = _keys_sql(count)
+    return (
+        "SELECT k, count(*) FROM (SELECT source AS k, target AS o FROM graph_edges "
+        f"WHERE workspace = ?1 AND source IN ({keys}) UNION SELECT target, source "
+        f"FROM graph_edges WHERE workspace = ?1 AND target IN ({keys})) GROUP BY k"
+    )
+
+
+def _batches(keys: Sequence[str]) -> list[list[str]]:
+    unique = list(dict.fromkeys(keys))
+    return [unique[i : i + MAX_BATCH] for i in range(0, len(unique), MAX_BATCH)]
+
+
+def _json(values: Iterable[str]) -> str:
+    return json.dumps(list(values), ensure_ascii=False, separators=(",", ":"))
+
+
+def canonical(edge: GraphEdge) -> GraphEdge:
+    """The edge with source <= target (the stored orientation)."""
+    if edge.source <= edge.target:
+        return edge
+    return replace(edge, source=edge.target, target=edge.source)
+
+
+def _node(row: Sequence[Any]) -> GraphNode:
+    return GraphNode(
+        key=row[0],
+        name=row[1],
+        type=row[2],
+        description=row[3],
+        source_ids=tuple(json.loads(row[4])),
+        doc_ids=tuple(json.loads(row[5])),
+    )
+
+
+def _edge(row: Sequence[Any]) -> GraphEdge:
+    return GraphEdge(
+        source=row[0],
+        target=row[1],
+        keywords=row[2],
+        description=row[3],
+        weight=float(row[4]),
+        source_ids=tuple(json.loads(row[5])),
+        doc_ids=tuple(json.loads(row[6])),
+    )
+
+
+class SqliteGraphStore:
+    """GraphStore over one Database; create with `await SqliteGraphStore.open(db)`."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    @classmethod
+    async def open(cls, db: Database) -> SqliteGraphStore:
+        await db.migrate("graph", MIGRATIONS)
+        return cls(db)
+
+    async def close(self) -> None:
+        """Nothing to release: the Database is closed by its owner."""
+
+    # -- writes ---------------------------------------------------------------------------
+
+    async def upsert_nodes(self, workspace: str, nodes: Sequence[GraphNode]) -> None:
+        if not nodes:
+            return
+        rows = [
+            (
+                workspace,
+                n.key,
+                n.name,
+                n.type,
+                n.description,
+                _json(n.source_ids),
+                _json(n.doc_ids),
+            )
+            for n in nodes
+        ]
+
+        def write(conn: sqlite3.Connection) -> None:
+            conn.executemany(
+                f"INSERT OR REPLACE INTO graph_nodes (workspace, {_NODE_COLUMNS}) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+
+        await self._db.write(write)
+
+    async def upsert_edges(self, workspace: str, edges: Sequence[GraphEdge]) -> None:
+        if not edges:
+            return
+        rows = [
+            (
+                workspace,
+                e.source,
+                e.target,
+                e.keywords,
+                e.description,
+                float(e.weight),
+                _json(e.source_ids),
+                _json(e.doc_ids),
+            )
+            for e in map(canonical, edges)
+        ]
+
+        def write(conn: sqlite3.Connection) -> None:
+            conn.executemany(
+                f"INSERT OR REPLACE INTO graph_edges (workspace, {_EDGE_COLUMNS}) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+
+        await self._db.write(write)
+
+    async def delete_nodes(self, workspace: str, keys: Sequence[str]) -> None:
+        if not keys:
+            return
+        batches = _batches(keys)
+
+        def write(conn: sqlite3.Connection) -> None:
+            for batch in batches:
+                where = f"workspace = ?1 AND {{column}} IN ({_keys_sql(len(batch))})"
+                params = (workspace, *batch)
+                for table, column in (("nodes", "key"), ("edges", "source"), ("edges", "target")):
+                    conn.execute(
+                        f"DELETE FROM graph_{table} WHERE {where.format(column=column)}", params
+                    )
+
+        await self._db.write(write)
+
+    async def delete_edges(self, workspace: str, pairs: Sequence[tuple[str, str]]) -> None:
+        if not pairs:
+            return
+        rows = [(workspace, *sorted(pair)) for pair in pairs]
+
+        def write(conn: sqlite3.Connection) -> None:
+            conn.executemany(
+                "DELETE FROM graph_edges WHERE workspace = ? AND source = ? AND target = ?", rows
+            )
+
+        await self._db.write(write)
+
+    # -- reads ----------------------------------------------------------------------------
+
+    async def get_nodes(self, workspace: str, keys: Sequence[str]) -> list[GraphNode]:
+        batches = _batches(keys)
+
+        def read(conn: sqlite3.Connection) -> dict[str, GraphNode]:
+            found: dict[str, GraphNode] = {}
+            for batch in batches:
+                sql = (
+                    f"SELECT {_NODE_COLUMNS} FROM graph_nodes "
+                    f"WHERE workspace = ?1 AND key IN ({_keys_sql(len(batch))})"
+                )
+                found.update((row[0], _node(row)) for row in conn.execute(sql, (workspace, *batch)))
+            return found
+
+        found = await self._db.read(read) if batches else {}
+        return [found[k] for k in dict.fromkeys(keys) if k in found]
+
+    async def get_edges(self, workspace: str, pairs: Sequence[tuple[str, str]]) -> list[GraphEdge]:
+        wanted = list(dict.fromkeys((min(pair), max(pair)) for pair in pairs))
+        batches = [wanted[i : i + MAX_BATCH // 2] for i in range(0, len(wanted), MAX_BATCH // 2)]
+
+        def read(conn: sqlite3.Connection) -> dict[tuple[str, str], GraphEdge]:
+            found: dict[tuple[str, str], GraphEdge] = {}
+            for batch in batches:
+                values = ", ".join(f"(?{2 * i + 2}, ?{2 * i + 3})" for i in range(len(batch)))
+                sql = (
+                    f"SELECT {_EDGE_COLUMNS} FROM graph_edges "
+                    f"WHERE workspace = ?1 AND (source, target) IN (VALUES {values})"
+                )
+                params = (workspace, *(key for pair in batch for key in pair))
+                found.update(((row[0], row[1]), _edge(row)) for row in conn.execute(sql, params))
+            return found
+
+        found = await self._db.read(read) if batches else {}
+        return [found[p] for p in wanted if p in found]
+
+    async def edges_of(self, workspace: str, keys: Sequence[str]) -> dict[str, list[GraphEdge]]:
+        batches = _batches(keys)
+
+        def read(conn: sqlite3.Connection) -> dict[tuple[str, str], GraphEdge]:
+            found: dict[tuple[str, str], GraphEdge] = {}
+            for batch in batches:
+                rows = conn.execute(_edges_touching(len(batch)), (workspace, *batch))
+                found.update(((row[0], row[1]), _edge(row)) for row in rows)
+            return found
+
+        found = await self._db.read(read) if batches else {}
+        result: dict[str, list[GraphEdge]] = {k: [] for k in keys}
+        for pair in sorted(found):
+            for endpoint in set(pair):
+                if endpoint in result:
+                    result[endpoint].append(found[pair])
+        return result
+
+    async def degrees(self, workspace: str, keys: Sequence[str]) -> dict[str, int]:
+        batches = _batches(keys)
+
+        def read(conn: sqlite3.Connection) -> list[tuple[str, int]]:
+            counts: list[tuple[str, int]] = []
+            for batch in batches:
+                rows = conn.execute(_degrees(len(batch)), (workspace, *batch))
+                counts += [(str(k), int(n)) for k, n in rows]
+            return counts
+
+        result = dict.fromkeys(keys, 0)
+        result.update(await self._db.read(read) if batches else [])
+        return result
