@@ -92,13 +92,14 @@ async def status(server: str, workspace: str, doc_id: str | None) -> int:
     if doc_id and not statuses:
         err.print(f"unknown document {doc_id!r} in workspace '{workspace}'")
         return 1
-    table = Table("doc_id", "state", "version", "chunks", "ms", "error")
+    table = Table("doc_id", "state", "chunks", "entities", "relations", "ms", "error")
     for s in statuses:
         table.add_row(
             s.doc_id,
             state_name(s.state),
-            str(s.version),
             str(s.chunk_count),
+            str(s.entity_count),
+            str(s.relation_count),
             f"{s.processing_ms:.0f}",
             s.error,
         )

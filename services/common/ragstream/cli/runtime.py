@@ -12,91 +12,98 @@ import logging
 import signal
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import Any
 
-from ragstream.common.bus.factory import open_bus
-from ragstream.common.bus.protocols import Consumer, Publisher
+from ragstream.cli.wiring import Providers, build_engine, build_stage_consumers
+from ragstream.common.bus.factory import Bus, open_bus
+from ragstream.common.bus.kafka_consumer import KafkaConsumer
 from ragstream.common.bus.topics import Topics
 from ragstream.common.config import Settings
-from ragstream.common.events import DocumentChange
-from ragstream.common.providers.embedding import Embedder, build_embedder
-from ragstream.common.providers.llm import ChatModel, build_chat_model
+from ragstream.common.providers.embedding import build_embedder
+from ragstream.common.providers.llm import build_chat_model
 from ragstream.common.storage.factory import EmbeddedDatabase, open_stores
-from ragstream.common.storage.protocols import DocumentStore, SearchStore
-from ragstream.indexer.consumer import KeyedConsumer, document_consumer
-from ragstream.indexer.pipeline import DocumentIndexer
-from ragstream.query.engine import QueryEngine
+from ragstream.indexer.consumer import KeyedConsumer
 from ragstream.query.ingest import IngestServicer
 from ragstream.query.server import GrpcServer
 from ragstream.query.service import QueryServicer
+from ragstream.query.stages.context import QueryStores
 
 log = logging.getLogger(__name__)
 
 
 @dataclass
 class Backends:
-    search: SearchStore
-    docs: DocumentStore
-    publisher: Publisher
-    consumer: Consumer
-    embedder: Embedder
-    chat: ChatModel | None
+    stores: QueryStores
+    bus: Bus
+    providers: Providers
     topics: Topics
 
 
 @contextlib.asynccontextmanager
 async def open_backends(settings: Settings) -> AsyncIterator[Backends]:
-    """Opens every backend the settings name; closes them on exit."""
-    topics = Topics(settings.bus.topic_prefix)
+    """Opens every backend the settings name; closes them on exit, in reverse order."""
     async with contextlib.AsyncExitStack() as stack:
         db = EmbeddedDatabase(settings, stack)
         stores = await open_stores(settings, db)
+        stack.push_async_callback(stores.graph.close)
         bus = await open_bus(settings, db)
-        consumer = bus.consumer(settings.bus.group_id, [topics.documents])
-        stack.push_async_callback(consumer.close)
+        stack.push_async_callback(bus.close)
         embedder = build_embedder(settings.embedding)
         stack.push_async_callback(embedder.close)
         chat = build_chat_model(settings.llm)
         if chat is not None:
             stack.push_async_callback(chat.close)
         yield Backends(
-            search=stores.search,
-            docs=stores.docs,
-            publisher=bus.publisher,
-            consumer=consumer,
-            embedder=embedder,
-            chat=chat,
-            topics=topics,
+            stores=QueryStores(
+                stores.search, stores.graph, stores.mentions, stores.docs, stores.cache
+            ),
+            bus=bus,
+            providers=Providers(embedder, chat),
+            topics=Topics(settings.bus.topic_prefix),
         )
 
 
 def build_server(settings: Settings, backends: Backends, listen: str) -> GrpcServer:
-    engine = QueryEngine(
-        backends.search,
-        backends.embedder,
-        backends.chat,
-        candidates=settings.query.candidates,
-        rrf_k=settings.query.rrf_k,
-    )
+    engine = build_engine(settings, backends.stores, backends.providers)
     query = QueryServicer(engine, settings.query, settings.workspace)
     ingest = IngestServicer(
-        backends.publisher,
+        backends.bus.publisher,
         backends.topics.documents,
-        backends.docs,
+        backends.stores.docs,
         settings.workspace,
         settings.indexer.max_document_bytes,
     )
     return GrpcServer(listen, query, ingest, settings.server.max_message_mb)
 
 
-def build_consumer(settings: Settings, backends: Backends) -> KeyedConsumer[DocumentChange]:
-    indexer = DocumentIndexer(backends.docs, backends.search, backends.embedder, settings.chunking)
-    return document_consumer(
-        backends.consumer,
-        backends.publisher,
-        backends.topics.documents_dlt,
-        indexer.apply,
-        settings.indexer,
+async def run_stages(settings: Settings, backends: Backends, stop: asyncio.Event) -> None:
+    """Both indexing stages until `stop`; each finishes its batch, commits and closes."""
+    stages = build_stage_consumers(
+        settings, backends.stores, backends.bus, backends.providers, backends.topics
     )
+    try:
+        async with asyncio.TaskGroup() as group:
+            for stage in stages:
+                abandon_on_rebalance(stage)
+                group.create_task(stage.run(stop))
+    finally:
+        for stage in stages:
+            await stage.close()
+
+
+def abandon_on_rebalance(keyed: KeyedConsumer[Any]) -> None:
+    """A Kafka group member abandons its batch when a rebalance cannot wait for it."""
+    if isinstance(keyed.consumer, KafkaConsumer):
+        keyed.consumer.on_abandon(keyed.abandon_in_flight)
+
+
+def stop_on_signals() -> asyncio.Event:
+    """An event set by SIGINT or SIGTERM."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    return stop
 
 
 async def serve(settings: Settings, listen: str, with_indexer: bool = True) -> None:
@@ -111,7 +118,26 @@ async def serve(settings: Settings, listen: str, with_indexer: bool = True) -> N
         print(f"ragstream serving on {listen} (port {server.port})", flush=True)
         async with asyncio.TaskGroup() as group:
             if with_indexer:
-                group.create_task(build_consumer(settings, backends).run(stop))
+                group.create_task(run_stages(settings, backends, stop))
             await stop.wait()
             log.info("shutting down")
             await server.stop()
+
+
+async def run_indexer(settings: Settings, health_listen: str) -> None:
+    """The indexer alone (`ragstream indexer`), one member of the consumer group.
+
+    SIGINT or SIGTERM stops fetching; the batch in flight is finished and committed (a
+    record still failing stays uncommitted for the next owner), then the process leaves the
+    group and exits. grpc.health.v1 answers on `health_listen` meanwhile.
+    """
+    stop = stop_on_signals()
+    async with open_backends(settings) as backends:
+        health = GrpcServer(health_listen, None, None, settings.server.max_message_mb)
+        await health.start()
+        print(f"ragstream indexer health on {health_listen} (port {health.port})", flush=True)
+        try:
+            await run_stages(settings, backends, stop)
+            log.info("indexer stopped; leaving the consumer group")
+        finally:
+            await health.stop(grace_s=1.0)

@@ -97,6 +97,14 @@ class KeyedConsumer(Generic[T]):
                 return
             await self._consumer.commit(records)
 
+    @property
+    def consumer(self) -> Consumer:
+        return self._consumer
+
+    async def close(self) -> None:
+        """Closes the bus consumer (leaving its group); call after `run` returned."""
+        await self._consumer.close()
+
     def abandon_in_flight(self) -> None:
         """Cancels the batch being processed, which is then not committed: a rebalance gave
         its partitions to another member, which processes the records again. Safe because

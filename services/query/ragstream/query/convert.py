@@ -12,7 +12,7 @@ from typing import Literal
 from ragstream.common.config import WORKSPACE_PATTERN, QueryDefaults
 from ragstream.common.models import DocState, DocumentRecord, SearchFilter
 from ragstream.common.providers.llm import ChatMessage
-from ragstream.query.types import ContextChunk, Mode, QueryInput, QueryOptions, Reference
+from ragstream.query.types import Mode, QueryInput, QueryOptions, Reference, Retrieval
 from ragstream.v1 import common_pb2, query_pb2
 
 MAX_QUERY_CHARS = 8000
@@ -146,8 +146,30 @@ def to_filter(f: common_pb2.SearchFilter) -> SearchFilter:
     )
 
 
-def context_pb(chunks: Sequence[ContextChunk]) -> query_pb2.Context:
+def context_pb(retrieval: Retrieval) -> query_pb2.Context:
     return query_pb2.Context(
+        entities=[
+            query_pb2.ContextEntity(
+                name=e.name,
+                type=e.type,
+                description=e.description,
+                score=e.score,
+                source_doc_ids=e.doc_ids,
+            )
+            for e in retrieval.entities
+        ],
+        relations=[
+            query_pb2.ContextRelation(
+                source=r.source,
+                target=r.target,
+                keywords=r.keywords,
+                description=r.description,
+                weight=r.weight,
+                score=r.score,
+                source_doc_ids=r.doc_ids,
+            )
+            for r in retrieval.relations
+        ],
         chunks=[
             query_pb2.ContextChunk(
                 chunk_id=c.chunk_id,
@@ -157,8 +179,11 @@ def context_pb(chunks: Sequence[ContextChunk]) -> query_pb2.Context:
                 score=c.score,
                 reference_id=c.reference_id,
             )
-            for c in chunks
-        ]
+            for c in retrieval.chunks
+        ],
+        keywords=query_pb2.Keywords(
+            high_level=retrieval.keywords.high, low_level=retrieval.keywords.low
+        ),
     )
 
 

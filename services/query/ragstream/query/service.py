@@ -83,7 +83,7 @@ class QueryServicer(query_pb2_grpc.QueryServiceServicer):
         self, q: QueryInput, retrieval: Retrieval, timer: StageTimer
     ) -> query_pb2.RetrieveResponse:
         return query_pb2.RetrieveResponse(
-            context=convert.context_pb(retrieval.chunks),
+            context=convert.context_pb(retrieval),
             references=convert.references_pb(retrieval.references),
             providers=self._providers(),
             timings=_timings(timer),

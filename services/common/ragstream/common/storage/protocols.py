@@ -132,6 +132,10 @@ class GraphStore(Protocol):
         """Number of edges touching each key (0 for unknown keys), in one round trip."""
         ...
 
+    async def close(self) -> None:
+        """Releases connections (a server backend's session pool)."""
+        ...
+
 
 class MentionStore(Protocol):
     """The mentions ledger: per chunk, what it says about entities and relations."""

@@ -1,0 +1,118 @@
+"""Builds the indexing stages and the query engine from opened backends.
+
+The one place where the pieces meet: the extractor and summarizer chosen by whether an
+LLM is configured, the two keyed consumers of the indexer, the query engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ragstream.common.bus.factory import Bus
+from ragstream.common.bus.topics import Topics
+from ragstream.common.config import Settings
+from ragstream.common.events import DocumentChange, MergeKey, decode_merge
+from ragstream.common.models import Chunk, Mention
+from ragstream.common.providers.embedding import Embedder
+from ragstream.common.providers.llm import ChatModel
+from ragstream.indexer.consumer import KeyedConsumer, document_consumer
+from ragstream.indexer.extract.llm_extractor import LLMExtractor
+from ragstream.indexer.extract.names import entity_key
+from ragstream.indexer.extract.nlp_extractor import NLPExtractor
+from ragstream.indexer.extract.records import Extractor
+from ragstream.indexer.merger import GraphMerger, Summarizer, TruncatingSummarizer
+from ragstream.indexer.pipeline import DocumentIndexer
+from ragstream.indexer.stages.ledger import ExtractMentions, Ledger
+from ragstream.indexer.stages.mentions import to_mentions
+from ragstream.query.engine import QueryEngine
+from ragstream.query.stages.context import QueryStores
+
+MERGE_GROUP_SUFFIX = ".graph-merge"
+
+
+@dataclass(frozen=True, slots=True)
+class Providers:
+    embedder: Embedder
+    chat: ChatModel | None
+
+
+class LLMSummarizer:
+    """Stage 2's summaries by the LLM extractor (cached, map-reduce when long)."""
+
+    def __init__(self, extractor: LLMExtractor) -> None:
+        self._extractor = extractor
+        self.name = extractor.name
+
+    async def summarize(self, label: str, fragments: Sequence[str], max_tokens: int) -> str:
+        result = await self._extractor.summarize(label, fragments, max_tokens=max_tokens)
+        return result.text
+
+
+def build_extractor(
+    settings: Settings, stores: QueryStores, chat: ChatModel | None
+) -> tuple[Extractor, Summarizer]:
+    """The LLM extractor when an LLM is configured, else the offline NLP extractor."""
+    if chat is None:
+        return NLPExtractor(), TruncatingSummarizer()
+    llm = LLMExtractor(chat, stores.cache, settings.llm.model, settings.extraction, settings.llm)
+    return llm, LLMSummarizer(llm)
+
+
+def mention_extractor(extractor: Extractor) -> ExtractMentions:
+    async def extract(chunk: Chunk) -> list[Mention]:
+        result = await extractor.extract(chunk.content)
+        return to_mentions(chunk, result.entities, result.relations, entity_key)
+
+    return extract
+
+
+def build_engine(settings: Settings, stores: QueryStores, providers: Providers) -> QueryEngine:
+    return QueryEngine(
+        stores,
+        providers.embedder,
+        providers.chat,
+        candidates=settings.query.candidates,
+        rrf_k=settings.query.rrf_k,
+    )
+
+
+def build_stage_consumers(
+    settings: Settings, stores: QueryStores, bus: Bus, providers: Providers, topics: Topics
+) -> tuple[KeyedConsumer[DocumentChange], KeyedConsumer[MergeKey]]:
+    """Stage 1 (documents) and stage 2 (graph merges), each its own consumer group."""
+    extractor, summarizer = build_extractor(settings, stores, providers.chat)
+    ledger = Ledger(
+        stores.mentions,
+        mention_extractor(extractor),
+        bus.publisher,
+        topics.graph_merge,
+        settings.indexer.concurrency,
+    )
+    indexer = DocumentIndexer(
+        stores.docs, stores.search, providers.embedder, settings.chunking, ledger
+    )
+    documents = document_consumer(
+        bus.consumer(settings.bus.group_id, [topics.documents]),
+        bus.publisher,
+        topics.documents_dlt,
+        indexer.apply,
+        settings.indexer,
+    )
+    merger = GraphMerger(
+        stores.mentions,
+        stores.search,
+        stores.graph,
+        providers.embedder,
+        summarizer,
+    )
+    merges = KeyedConsumer(
+        bus.consumer(settings.bus.group_id + MERGE_GROUP_SUFFIX, [topics.graph_merge]),
+        bus.publisher,
+        topics.documents_dlt,
+        decode_merge,
+        merger.apply,
+        settings.indexer,
+        latest_only=True,
+    )
+    return documents, merges
