@@ -21,9 +21,9 @@ from ragstream.common.storage.sqlite.db import Database
 
 
 def embedded_settings(data_dir: Path, **overrides: Any) -> Settings:
-    return load_settings(
-        None, data_dir=data_dir, embedding={"provider": "hash", "dimensions": 64}, **overrides
-    )
+    """Embedded backends in data_dir; the hashed embedder unless `embedding` is overridden."""
+    overrides.setdefault("embedding", {"provider": "hash", "dimensions": 64})
+    return load_settings(None, data_dir=data_dir, **overrides)
 
 
 class Pipeline:

@@ -1,13 +1,16 @@
 """`ragstream eval beir`: nDCG@10 and recall@10/@100 on a BEIR dataset.
 
-The corpus goes through the indexer's own chunk-and-write path into the embedded store
-(each document is `title + " " + text`); queries go through the query service's own hybrid
-search. A document's score is that of its best chunk. `--index-dir` keeps the index, so
-the three retrievers can be compared without embedding the corpus three times.
+The corpus goes through the indexer's own chunk-and-write path into the configured search
+backend (storage.search; each document is `title + " " + text`), in the workspace `beir`;
+queries go through the query service's own hybrid search. A document's score is that of its
+best chunk. The index is kept (for the embedded store in `--index-dir`), with a marker record
+naming the embedding model, so the three retrievers can be compared without embedding the
+corpus three times.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Iterator
@@ -20,17 +23,18 @@ from rich.progress import Progress
 from ragstream.common.config import Settings
 from ragstream.common.events import DocumentChange
 from ragstream.common.metrics import ndcg_at_k, recall_at_k
-from ragstream.common.models import Collection, SearchFilter
+from ragstream.common.models import Collection, DocState, DocumentRecord, SearchFilter
 from ragstream.common.providers.embedding import Embedder, build_embedder
+from ragstream.common.storage.factory import EmbeddedDatabase, Stores, open_stores
 from ragstream.common.storage.protocols import SearchStore
-from ragstream.common.storage.sqlite.db import Database
-from ragstream.common.storage.sqlite.search import SqliteSearchStore
 from ragstream.common.text.analyzer import analyze
 from ragstream.indexer.stages.chunk import chunk_document
 from ragstream.indexer.stages.write import write_chunks
 from ragstream.query.stages.retrieve import Retriever, SearchSpec, hybrid_search
 
 WORKSPACE = "beir"
+MARKER = "beir-index-complete"
+"""Document-store record written once the whole corpus is indexed; names the model."""
 BATCH = 64
 out = Console(stderr=True)
 
@@ -117,20 +121,21 @@ async def run_beir(
 ) -> None:
     data = load(data_dir, split)
     embedder = build_embedder(settings.embedding)
-    directory = index_dir or Path(settings.data_dir) / "beir-index"
-    marker = directory / "INDEX_COMPLETE"
-    async with await Database.open(directory) as db:
-        store = await SqliteSearchStore.open(db)
-        if not marker.exists() or marker.read_text() != embedder.name:
-            started = time.monotonic()
-            await build_index(store, embedder, data.corpus_path, settings)
-            marker.write_text(embedder.name)
-            out.print(f"indexed in {time.monotonic() - started:.0f} s")
-        rankings = await rank(store, embedder, data, Retriever(retriever))
+    if settings.storage.search == "sqlite":
+        directory = index_dir or Path(settings.data_dir) / "beir-index"
+        settings = settings.model_copy(update={"data_dir": directory})
+    async with contextlib.AsyncExitStack() as stack:
+        stack.push_async_callback(embedder.close)
+        stores = await open_stores(settings, EmbeddedDatabase(settings, stack))
+        for store in (stores.search, stores.docs, stores.mentions, stores.cache):
+            _close_later(stack, store)
+        await ensure_index(stores, embedder, data.corpus_path, settings)
+        rankings = await rank(stores.search, embedder, data, Retriever(retriever))
     report = {
         "dataset": data_dir.name,
         "split": split,
         "retriever": retriever,
+        "backend": settings.storage.search,
         "embedding": embedder.name,
         "queries": len(rankings),
         "ndcg@10": _mean(ndcg_at_k(rankings[q], data.qrels[q], 10) for q in rankings),
@@ -142,6 +147,29 @@ async def run_beir(
     else:
         for key, value in report.items():
             print(f"{key}: {value:.4f}" if isinstance(value, float) else f"{key}: {value}")
+
+
+async def ensure_index(
+    stores: Stores, embedder: Embedder, corpus: Path, settings: Settings
+) -> None:
+    """Builds the index unless a complete one for this embedding model is there."""
+    marker = await stores.docs.get(WORKSPACE, MARKER)
+    if marker is not None and marker.content_hash == embedder.name:
+        return
+    started = time.monotonic()
+    await build_index(stores.search, embedder, corpus, settings)
+    refresh = getattr(stores.search, "refresh", None)
+    if refresh is not None:
+        await refresh()  # backends that search only refreshed writes (Elasticsearch)
+    done = DocumentRecord(WORKSPACE, MARKER, 1, DocState.PROCESSED, content_hash=embedder.name)
+    await stores.docs.put(done)
+    out.print(f"indexed in {time.monotonic() - started:.0f} s")
+
+
+def _close_later(stack: contextlib.AsyncExitStack, store: object) -> None:
+    close = getattr(store, "close", None)
+    if close is not None:
+        stack.push_async_callback(close)
 
 
 def _mean(values: Iterator[float]) -> float:

@@ -65,11 +65,47 @@ def ingest(
     wait: Annotated[bool, typer.Option("--wait", help="Wait until indexed.")] = False,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds to wait.")] = 600.0,
     server: ServerOpt = DEFAULT_SERVER,
+    bus: Annotated[
+        str,
+        typer.Option(
+            "--bus",
+            help="grpc: through the server's IngestService; kafka: straight to the "
+            "configured Kafka document topic (--wait then asks --server for the status).",
+        ),
+    ] = "grpc",
+    config: ConfigOpt = None,
 ) -> None:
     """Publish files as document events (re-ingesting a changed file updates it)."""
+    if bus == "kafka":
+        from ragstream.cli.publish import ingest_to_kafka
+
+        settings = _settings(config)
+        sys.exit(asyncio.run(ingest_to_kafka(settings, workspace, paths, wait, timeout, server)))
+    if bus != "grpc":
+        typer.echo(f"--bus must be grpc or kafka, not {bus!r}", err=True)
+        raise typer.Exit(2)
     from ragstream.cli.commands import ingest as run
 
     sys.exit(asyncio.run(run(server, workspace, paths, wait, timeout)))
+
+
+@app.command()
+def indexer(
+    health_listen: Annotated[
+        str,
+        typer.Option("--health-listen", help="host:port of the grpc.health.v1 service."),
+    ] = "127.0.0.1:50052",
+    config: ConfigOpt = None,
+) -> None:
+    """Run the indexer alone: one member of the consumer group on the configured bus."""
+    from ragstream.cli.runtime import run_indexer
+
+    settings = _settings(config)
+    try:
+        asyncio.run(run_indexer(settings, health_listen))
+    except ConfigError as exc:
+        typer.echo(str(exc), err=True)
+        raise typer.Exit(2) from None
 
 
 @app.command()
@@ -111,6 +147,27 @@ def query(
     from ragstream.cli.commands import ask
 
     sys.exit(asyncio.run(ask(server, workspace, text, mode, context_only, as_json)))
+
+
+@app.command()
+def reindex(
+    delete_old: Annotated[
+        bool, typer.Option("--delete-old", help="Delete the old indices after the switch.")
+    ] = False,
+    cleanup: Annotated[
+        bool, typer.Option("--cleanup", help="Only delete indices earlier rebuilds replaced.")
+    ] = False,
+    config: ConfigOpt = None,
+) -> None:
+    """Re-embed the Elasticsearch indices with the configured embedding model."""
+    from ragstream.cli.reindex import run_reindex
+
+    settings = _settings(config)
+    try:
+        sys.exit(asyncio.run(run_reindex(settings, delete_old, cleanup)))
+    except ConfigError as exc:
+        typer.echo(str(exc), err=True)
+        raise typer.Exit(2) from None
 
 
 @eval_app.command("beir")

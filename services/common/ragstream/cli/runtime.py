@@ -21,6 +21,7 @@ from ragstream.common.bus.topics import Topics
 from ragstream.common.config import Settings
 from ragstream.common.providers.embedding import build_embedder
 from ragstream.common.providers.llm import build_chat_model
+from ragstream.common.providers.scheduler import EmbeddingScheduler
 from ragstream.common.storage.factory import EmbeddedDatabase, open_stores
 from ragstream.indexer.consumer import KeyedConsumer
 from ragstream.query.ingest import IngestServicer
@@ -48,8 +49,8 @@ async def open_backends(settings: Settings) -> AsyncIterator[Backends]:
         stack.push_async_callback(stores.graph.close)
         bus = await open_bus(settings, db)
         stack.push_async_callback(bus.close)
-        embedder = build_embedder(settings.embedding)
-        stack.push_async_callback(embedder.close)
+        embeddings = EmbeddingScheduler(build_embedder(settings.embedding), settings.embedding)
+        stack.push_async_callback(embeddings.close)
         chat = build_chat_model(settings.llm)
         if chat is not None:
             stack.push_async_callback(chat.close)
@@ -58,7 +59,7 @@ async def open_backends(settings: Settings) -> AsyncIterator[Backends]:
                 stores.search, stores.graph, stores.mentions, stores.docs, stores.cache
             ),
             bus=bus,
-            providers=Providers(embedder, chat),
+            providers=Providers(embeddings, chat),
             topics=Topics(settings.bus.topic_prefix),
         )
 

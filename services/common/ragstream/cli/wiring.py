@@ -14,7 +14,7 @@ from ragstream.common.bus.topics import Topics
 from ragstream.common.config import Settings
 from ragstream.common.events import DocumentChange, MergeKey, decode_merge
 from ragstream.common.models import Chunk, Mention
-from ragstream.common.providers.embedding import Embedder
+from ragstream.common.providers.scheduler import EmbeddingScheduler, Priority
 from ragstream.common.providers.llm import ChatModel
 from ragstream.indexer.consumer import KeyedConsumer, document_consumer
 from ragstream.indexer.extract.llm_extractor import LLMExtractor
@@ -33,7 +33,8 @@ MERGE_GROUP_SUFFIX = ".graph-merge"
 
 @dataclass(frozen=True, slots=True)
 class Providers:
-    embedder: Embedder
+    embeddings: EmbeddingScheduler
+    """Shared by every stage; each gets a view with its own priority."""
     chat: ChatModel | None
 
 
@@ -70,7 +71,7 @@ def mention_extractor(extractor: Extractor) -> ExtractMentions:
 def build_engine(settings: Settings, stores: QueryStores, providers: Providers) -> QueryEngine:
     return QueryEngine(
         stores,
-        providers.embedder,
+        providers.embeddings.view(Priority.QUERY),
         providers.chat,
         candidates=settings.query.candidates,
         rrf_k=settings.query.rrf_k,
@@ -90,7 +91,11 @@ def build_stage_consumers(
         settings.indexer.concurrency,
     )
     indexer = DocumentIndexer(
-        stores.docs, stores.search, providers.embedder, settings.chunking, ledger
+        stores.docs,
+        stores.search,
+        providers.embeddings.view(Priority.INDEXING),
+        settings.chunking,
+        ledger,
     )
     documents = document_consumer(
         bus.consumer(settings.bus.group_id, [topics.documents]),
@@ -103,7 +108,7 @@ def build_stage_consumers(
         stores.mentions,
         stores.search,
         stores.graph,
-        providers.embedder,
+        providers.embeddings.view(Priority.MERGE),
         summarizer,
     )
     merges = KeyedConsumer(
@@ -112,7 +117,7 @@ def build_stage_consumers(
         topics.documents_dlt,
         decode_merge,
         merger.apply,
-        settings.indexer,
+        settings.indexer.model_copy(update={"concurrency": settings.indexer.merge_concurrency}),
         latest_only=True,
     )
     return documents, merges

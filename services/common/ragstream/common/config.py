@@ -13,7 +13,15 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -106,6 +114,46 @@ class LLMConfig(Section):
         return self
 
 
+DEFAULT_ENTITY_TYPES = (
+    "person",
+    "organization",
+    "location",
+    "event",
+    "product",
+    "technology",
+    "method",
+    "concept",
+)
+_FORBIDDEN_TYPE_CHARS = frozenset("'()<>|/\\")
+
+
+class ExtractionConfig(Section):
+    """Entity and relation extraction (the LLM extractor; the NLP extractor has no settings)."""
+
+    entity_types: tuple[str, ...] = DEFAULT_ENTITY_TYPES
+    """Types the model may assign; stored lowercase with spaces as underscores."""
+    language: str = Field("auto", min_length=1, max_length=64)
+    """Language of descriptions and keywords; "auto": the language of each chunk's text.
+    Names are always kept as the text writes them."""
+    max_gleaning: int = Field(1, ge=0, le=5)
+    """Follow-up calls asking for missed entities and relations; a follow-up whose prompt
+    would not fit the model's context (llm.context_tokens - llm.max_output_tokens) is skipped."""
+
+    @field_validator("entity_types")
+    @classmethod
+    def _normalized_types(cls, types: tuple[str, ...]) -> tuple[str, ...]:
+        normalized: list[str] = []
+        for raw in types:
+            entity_type = "_".join(raw.lower().split())
+            if not entity_type or _FORBIDDEN_TYPE_CHARS.intersection(entity_type):
+                raise ValueError(f"entity type {raw!r} is empty or contains one of '()<>|/\\")
+            if entity_type not in normalized:
+                normalized.append(entity_type)
+        if not normalized:
+            raise ValueError("at least one entity type is required")
+        return tuple(normalized)
+
+
 class QueryDefaults(Section):
     mode: Literal["local", "global", "hybrid", "mix", "naive", "bypass"] = "mix"
     top_k: int = Field(40, ge=1, le=1000)
@@ -158,11 +206,51 @@ class NebulaConfig(Section):
 
 class RerankConfig(Section):
     provider: Literal["none", "jina", "cohere", "aliyun"] = "none"
-    """API format of the reranker endpoint; none skips the step (responses say so)."""
+    """API format of the reranker endpoint; none skips the step (responses say so).
+    jina and cohere speak the flat format, aliyun (DashScope text-rerank) the nested one."""
     model: str = ""
     base_url: str = ""
+    """The endpoint's full URL, e.g. ending in /v1/rerank (jina, cohere) or in
+    /services/rerank/text-rerank/text-rerank (aliyun); requests are posted to it as is."""
     api_key: SecretStr = SecretStr("")
+    """Sent as a Bearer token; empty sends no Authorization header (self-hosted servers)."""
     timeout_s: float = Field(10.0, gt=0)
+    """Limit on one HTTP attempt."""
+    max_attempts: int = Field(3, ge=1, le=10)
+    """HTTP attempts per call, the first included; 429, 5xx, connection errors and timeouts
+    are retried with exponential backoff and jitter."""
+    backoff_s: float = Field(0.5, ge=0)
+    """Delay before the first retry; it doubles with each further retry."""
+    window_tokens: int = Field(480, ge=16, le=32768)
+    """Longer chunks are sliced to this many tokens, each slice scored on its own."""
+    overlap_tokens: int = Field(32, ge=0)
+    """Tokens shared by neighbouring slices."""
+    aggregation: Literal["max", "mean", "first"] = "max"
+    """How a sliced chunk's score comes from its slices' scores."""
+    batch_documents: int = Field(500, ge=1, le=10000)
+    """Most documents (slices) in one request; more go out in several requests."""
+    top_n: int = Field(0, ge=0)
+    """Most chunks kept after reranking; 0: the query's chunk_top_k alone decides."""
+    cache_size: int = Field(4096, ge=0)
+    """(query, chunk) scores kept in memory, least recently used dropped first; 0: no cache."""
+    cache_ttl_s: float = Field(600.0, gt=0)
+    degrade_top: int = Field(20, ge=1)
+    """Under load only this many chunks (the best ranked before reranking) are reranked."""
+    degrade_queue_depth: int = Field(8, ge=0)
+    """Load means more than this many reranks already in flight in the process, ..."""
+    degrade_deadline_s: float = Field(1.0, ge=0)
+    """... or less than this many seconds left before the query's deadline."""
+
+    @model_validator(mode="after")
+    def _complete_when_enabled(self) -> RerankConfig:
+        if self.overlap_tokens >= self.window_tokens:
+            raise ValueError("rerank.overlap_tokens must be smaller than rerank.window_tokens")
+        if self.provider != "none" and not (self.model and self.base_url):
+            raise ValueError(
+                f"rerank.model and rerank.base_url are required when rerank.provider is "
+                f"{self.provider!r}"
+            )
+        return self
 
 
 class IndexerConfig(Section):
@@ -170,6 +258,8 @@ class IndexerConfig(Section):
     """Larger events are rejected (dead-lettered) rather than indexed."""
     concurrency: int = Field(4, ge=1, le=256)
     """Documents processed at once (each document's events stay in order)."""
+    merge_concurrency: int = Field(32, ge=1, le=1024)
+    """Entity and relation keys merged at once; their embeddings share provider calls."""
     batch_size: int = Field(64, ge=1)
     retry_backoff_s: float = Field(1.0, gt=0)
     max_retries: int = Field(5, ge=0)
@@ -194,6 +284,7 @@ class Settings(BaseSettings):
     chunking: ChunkingConfig = ChunkingConfig()
     embedding: EmbeddingConfig = EmbeddingConfig()
     llm: LLMConfig = LLMConfig()
+    extraction: ExtractionConfig = ExtractionConfig()
     query: QueryDefaults = QueryDefaults()
     bus: BusConfig = BusConfig()
     storage: StorageConfig = StorageConfig()

@@ -1,0 +1,365 @@
+"""The shared embedding scheduler: one queue in front of one embedder, for every caller.
+
+The indexer (chunks, merged entities and relations) and the query service (query text and
+keywords) share one embedding provider. Sending each caller's texts on its own would waste
+provider calls and let a long indexing backlog delay every query, so all requests go through
+one `EmbeddingScheduler`:
+
+- requests that arrive within `batch_window_ms` of each other are merged into one provider
+  call of at most `batch_size` texts and `batch_tokens` tokens; a request larger than that is
+  split across calls and reassembled in order;
+- at most `concurrency` calls are in flight. A batch is packed only once a call slot is free,
+  so a query that arrives while indexing saturates the provider goes into the very next call,
+  ahead of the backlog: its latency grows by at most one provider round trip;
+- a request whose caller stopped waiting (cancelled, or its `asyncio.timeout` expired) before
+  its batch was packed is never sent; a batch whose requests all went away makes no call;
+- a failed call fails every request in that batch with the provider's error; callers decide
+  whether to retry or fall back.
+
+    async with EmbeddingScheduler(build_embedder(cfg), cfg) as scheduler:
+        query_embedder = scheduler.view(Priority.QUERY)
+        vectors = await query_embedder.embed([query, low_level, high_level])
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+import itertools
+import logging
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Self
+
+import numpy as np
+
+from ragstream.common.config import EmbeddingConfig
+from ragstream.common.providers import ProviderError
+from ragstream.common.providers.embedding import Embedder, Matrix
+from ragstream.common.text.tokens import count_tokens
+
+log = logging.getLogger(__name__)
+
+
+class Priority(enum.IntEnum):
+    """Who is waiting for the vectors; a lower value is served first."""
+
+    QUERY = 0
+    """A client is waiting for an answer."""
+    MERGE = 1
+    """Stage 2 of indexing: a merged entity or relation description."""
+    INDEXING = 2
+    """Stage 1 of indexing (chunking and extraction): the chunks of a changed document, the
+    bulk of the work."""
+
+
+class SchedulerClosedError(RuntimeError):
+    """The scheduler was closed (or its owner task stopped) before the request was answered."""
+
+
+def plan_batch(pending: Iterable[Sequence[int]], max_texts: int, max_tokens: int) -> list[int]:
+    """How many texts the next provider call takes from each pending request.
+
+    `pending` holds, in serving order, the token counts of each request's texts not yet sent.
+    Texts are taken strictly in that order: the first text that does not fit ends the batch
+    (skipping ahead to a smaller text would let a later request overtake an earlier one), so
+    the answer is one count per leading request, and only the last may be partial (or 0).
+    A single text over `max_tokens` still goes out, alone, so that no request waits forever;
+    the provider truncates or rejects it.
+    """
+    taken: list[int] = []
+    texts = tokens = 0
+    for counts in pending:
+        take = 0
+        for count in counts:
+            if texts == max_texts or (texts > 0 and tokens + count > max_tokens):
+                break
+            texts += 1
+            tokens += count
+            take += 1
+        taken.append(take)
+        if take < len(counts) or texts == max_texts:
+            break
+    return taken
+
+
+@dataclass(eq=False)
+class _Request:
+    """One caller's texts, sent in one or more pieces, answered once every row is back."""
+
+    texts: Sequence[str]
+    tokens: list[int]
+    """Token count of each text, for the batch token limit."""
+    priority: Priority
+    future: asyncio.Future[Matrix]
+    """Done when answered, failed, or cancelled by the caller (then nothing more is sent)."""
+    enqueued: float
+    """Event-loop time of arrival; the batch window runs from the oldest pending request."""
+    sent: int = 0
+    """Texts packed into batches so far; `texts[sent:]` are still queued."""
+    received: int = 0
+    parts: dict[int, Matrix] = field(default_factory=dict)
+    """Rows received so far, by the index of their first text."""
+
+    def deliver(self, start: int, rows: Matrix) -> None:
+        if self.future.done():
+            return
+        self.parts[start] = rows
+        self.received += len(rows)
+        if self.received == len(self.texts):
+            ordered = [self.parts[index] for index in sorted(self.parts)]
+            self.future.set_result(ordered[0] if len(ordered) == 1 else np.vstack(ordered))
+
+    def fail(self, error: BaseException) -> None:
+        if not self.future.done():
+            self.future.set_exception(error)
+
+
+_Piece = tuple[_Request, int, int]
+"""A request and the [start, end) range of its texts that one batch carries."""
+
+
+class EmbeddingScheduler:
+    """An Embedder that batches, prioritizes and rate-limits calls to the embedder it wraps.
+
+    `embed(texts)` uses the priority given here; `view(priority)` gives an Embedder for one
+    priority, to hand to a stage that should not know about scheduling. The scheduler owns the
+    wrapped embedder and closes it in `close()`.
+    """
+
+    def __init__(
+        self,
+        embedder: Embedder,
+        cfg: EmbeddingConfig,
+        *,
+        priority: Priority = Priority.INDEXING,
+        count: Callable[[str], int] = count_tokens,
+    ) -> None:
+        self._embedder = embedder
+        self._max_texts = cfg.batch_size
+        self._max_tokens = cfg.batch_tokens
+        self._window_s = cfg.batch_window_ms / 1000
+        self._slots = asyncio.Semaphore(cfg.concurrency)
+        self._priority = priority
+        self._count = count
+        self._queues: dict[Priority, deque[_Request]] = {p: deque() for p in Priority}
+        self._pending_texts = 0
+        self._pending_tokens = 0
+        self._arrived = asyncio.Event()
+        self._owner: asyncio.Task[None] | None = None
+        self._closed = False
+
+    @property
+    def name(self) -> str:
+        return self._embedder.name
+
+    @property
+    def dimensions(self) -> int:
+        return self._embedder.dimensions
+
+    def view(self, priority: Priority) -> PriorityView:
+        return PriorityView(self, priority)
+
+    async def start(self) -> None:
+        """Starts the owner task; optional, the first `embed` starts it too."""
+        self._ensure_started()
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    async def embed(self, texts: Sequence[str], *, priority: Priority | None = None) -> Matrix:
+        """One row per text, in order. Cancelling the caller withdraws the request if it has
+        not been sent yet; raises the provider's error if its batch failed."""
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        self._ensure_started()
+        loop = asyncio.get_running_loop()
+        tokens = [self._count(text) for text in texts]
+        request = _Request(
+            texts=list(texts),
+            tokens=tokens,
+            priority=self._priority if priority is None else priority,
+            future=loop.create_future(),
+            enqueued=loop.time(),
+        )
+        self._queues[request.priority].append(request)
+        self._pending_texts += len(tokens)
+        self._pending_tokens += sum(tokens)
+        self._arrived.set()
+        # Cancelling this task cancels the future too, which is what marks the request as
+        # withdrawn for the owner task.
+        return await request.future
+
+    async def close(self) -> None:
+        """Fails queued and in-flight requests with SchedulerClosedError, stops the owner
+        task, then closes the wrapped embedder."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._owner is not None:
+            self._owner.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._owner
+        # The owner fails the queue on its way out, unless it was cancelled before it ever ran.
+        self._fail_queued(SchedulerClosedError("the embedding scheduler was closed"))
+        await self._embedder.close()
+
+    def _ensure_started(self) -> None:
+        if self._closed:
+            raise SchedulerClosedError("the embedding scheduler is closed")
+        if self._owner is None:
+            self._owner = asyncio.get_running_loop().create_task(
+                self._run(), name="embedding-scheduler"
+            )
+        elif self._owner.done():
+            raise SchedulerClosedError("the embedding scheduler's owner task has stopped")
+
+    async def _run(self) -> None:
+        try:
+            async with asyncio.TaskGroup() as calls:
+                while True:
+                    await self._gather()
+                    # Packing only once a slot is free is what lets a late query overtake
+                    # the backlog: it is in the queue when the batch is formed.
+                    await self._slots.acquire()
+                    pieces = self._take_batch()
+                    if pieces:
+                        calls.create_task(self._send(pieces))
+                    else:
+                        self._slots.release()
+        finally:
+            self._fail_queued(SchedulerClosedError("the embedding scheduler stopped"))
+
+    async def _gather(self) -> None:
+        """Returns once a batch is worth packing: something is queued, and either a full
+        batch is queued or the window since the oldest queued request has passed."""
+        loop = asyncio.get_running_loop()
+        while True:
+            self._arrived.clear()
+            if self._pending_texts == 0:
+                await self._arrived.wait()
+                continue
+            if self._pending_texts >= self._max_texts or self._pending_tokens >= self._max_tokens:
+                return
+            remaining = self._oldest_arrival() + self._window_s - loop.time()
+            if remaining <= 0:
+                return
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(remaining):
+                    await self._arrived.wait()
+
+    def _oldest_arrival(self) -> float:
+        return min(queue[0].enqueued for queue in self._queues.values() if queue)
+
+    def _take_batch(self) -> list[_Piece]:
+        """Removes the next batch's texts from the queues, highest priority first."""
+        self._drop_finished()
+        # Each request in a batch brings at least one text: more requests cannot fit.
+        leading = list(
+            itertools.islice(
+                itertools.chain.from_iterable(self._queues[p] for p in Priority), self._max_texts
+            )
+        )
+        counts = plan_batch(
+            (request.tokens[request.sent :] for request in leading),
+            self._max_texts,
+            self._max_tokens,
+        )
+        pieces: list[_Piece] = []
+        for request, count in zip(leading, counts, strict=False):
+            if count == 0:
+                break
+            start, request.sent = request.sent, request.sent + count
+            pieces.append((request, start, request.sent))
+            self._pending_texts -= count
+            self._pending_tokens -= sum(request.tokens[start : request.sent])
+            if request.sent == len(request.texts):
+                # Fully taken requests are a prefix of the serving order: each is a head.
+                self._queues[request.priority].popleft()
+        return pieces
+
+    def _drop_finished(self) -> None:
+        """Forgets queued requests that are already done: withdrawn by their caller, or
+        failed because an earlier piece of theirs failed."""
+        for priority, queue in self._queues.items():
+            if not any(request.future.done() for request in queue):
+                continue
+            kept: deque[_Request] = deque()
+            for request in queue:
+                if request.future.done():
+                    self._pending_texts -= len(request.texts) - request.sent
+                    self._pending_tokens -= sum(request.tokens[request.sent :])
+                else:
+                    kept.append(request)
+            self._queues[priority] = kept
+
+    def _fail_queued(self, error: SchedulerClosedError) -> None:
+        for queue in self._queues.values():
+            for request in queue:
+                request.fail(error)
+            queue.clear()
+        self._pending_texts = self._pending_tokens = 0
+
+    async def _send(self, pieces: list[_Piece]) -> None:
+        try:
+            # A caller may have gone away between packing and this task's first step.
+            live = [piece for piece in pieces if not piece[0].future.done()]
+            if live:
+                await self._call(live)
+        finally:
+            self._slots.release()
+
+    async def _call(self, pieces: list[_Piece]) -> None:
+        texts = [text for request, start, end in pieces for text in request.texts[start:end]]
+        try:
+            matrix = await self._embedder.embed(texts)
+            if matrix.shape[0] != len(texts):
+                raise ProviderError(
+                    f"{self.name} returned {matrix.shape[0]} vectors for {len(texts)} texts"
+                )
+        except asyncio.CancelledError:
+            _fail_pieces(pieces, SchedulerClosedError("the embedding scheduler was closed"))
+            raise
+        except Exception as exc:  # noqa: BLE001 - handed to every waiting caller, not swallowed
+            log.warning("embedding call of %d texts failed: %s", len(texts), exc)
+            _fail_pieces(pieces, exc)
+            return
+        offset = 0
+        for request, start, end in pieces:
+            request.deliver(start, matrix[offset : offset + end - start])
+            offset += end - start
+
+
+def _fail_pieces(pieces: Iterable[_Piece], error: BaseException) -> None:
+    for request, _, _ in pieces:
+        request.fail(error)
+
+
+class PriorityView:
+    """The scheduler as a plain Embedder whose requests all carry one priority."""
+
+    def __init__(self, scheduler: EmbeddingScheduler, priority: Priority) -> None:
+        self._scheduler = scheduler
+        self.priority = priority
+
+    @property
+    def name(self) -> str:
+        return self._scheduler.name
+
+    @property
+    def dimensions(self) -> int:
+        return self._scheduler.dimensions
+
+    async def embed(self, texts: Sequence[str]) -> Matrix:
+        return await self._scheduler.embed(texts, priority=self.priority)
+
+    async def close(self) -> None:
+        """Does nothing: the scheduler is shared, so only its owner closes it (one stage
+        shutting down must not cut the others off)."""
+        return None
