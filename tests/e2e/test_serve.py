@@ -136,3 +136,28 @@ def test_list_documents_pages_through_everything(
         if not token:
             break
     assert sorted(seen) == sorted(s.doc_id for s in indexed)
+
+
+def test_indexing_progress_reaches_zero(channel: grpc.Channel, indexed: object) -> None:
+    import time
+
+    stub = ingest_pb2_grpc.IngestServiceStub(channel)
+    deadline = time.monotonic() + 60
+    while True:
+        progress = stub.GetIndexingProgress(ingest_pb2.GetIndexingProgressRequest())
+        if (progress.pending_document_events, progress.pending_graph_merges) == (0, 0):
+            break
+        assert time.monotonic() < deadline, progress
+        time.sleep(0.2)
+    entities = (
+        query_pb2_grpc.QueryServiceStub(channel)
+        .Retrieve(
+            query_pb2.RetrieveRequest(
+                workspace=WORKSPACE,
+                query="Kestrel Polymers",
+                params=query_pb2.QueryParams(mode=query_pb2.QUERY_MODE_LOCAL),
+            )
+        )
+        .context.entities
+    )
+    assert "Kestrel Polymers" in {e.name for e in entities}

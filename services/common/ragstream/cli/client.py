@@ -115,5 +115,18 @@ class Client:
             if not token:
                 return statuses
 
+    async def progress(self) -> tuple[int, int]:
+        """(document events, graph merges) still waiting for the indexer."""
+        reply = await self.ingest.GetIndexingProgress(ingest_pb2.GetIndexingProgressRequest())
+        return reply.pending_document_events, reply.pending_graph_merges
+
+    async def wait_until_current(self, timeout_s: float, poll_s: float = 0.5) -> None:
+        """Returns once no indexing work is queued (documents and knowledge graph)."""
+        deadline = time.monotonic() + timeout_s
+        while await self.progress() != (0, 0):
+            if time.monotonic() > deadline:
+                raise TimeoutError("the index did not catch up in time")
+            await asyncio.sleep(poll_s)
+
     async def ask(self, request: query_pb2.QueryRequest) -> query_pb2.QueryResponse:
         return await self.query.Query(request)

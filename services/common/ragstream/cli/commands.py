@@ -104,7 +104,14 @@ async def status(server: str, workspace: str, doc_id: str | None) -> int:
             s.error,
         )
     out.print(table)
+    documents, merges = await _progress(server)
+    out.print(f"queued: {documents} document events, {merges} knowledge-graph merges")
     return 0
+
+
+async def _progress(server: str) -> tuple[int, int]:
+    async with Client(server) as client:
+        return await client.progress()
 
 
 async def ask(

@@ -71,7 +71,14 @@ async def ingest_and_ask(address: str, corpus: Path, questions: list[dict[str, s
         chunks = sum(s.chunk_count for s in statuses)
         out.print(
             f"indexed {len(statuses)} documents ({chunks} chunks) "
-            f"in {time.monotonic() - started:.1f} s"
+            f"in {time.monotonic() - started:.1f} s; building the knowledge graph"
+        )
+        await client.wait_until_current(timeout_s=240)
+        entities = sum(s.entity_count for s in statuses)
+        relations = sum(s.relation_count for s in statuses)
+        out.print(
+            f"knowledge graph built ({entities} entity and {relations} relation mentions) "
+            f"after {time.monotonic() - started:.1f} s"
         )
         for number, item in enumerate(questions[:QUESTIONS], start=1):
             out.print(Rule(f"Question {number} ({item['mode']})"))

@@ -99,11 +99,12 @@ def indexer(
 ) -> None:
     """Run the indexer alone: one member of the consumer group on the configured bus."""
     from ragstream.cli.runtime import run_indexer
+    from ragstream.common.bus.kafka_admin import KafkaUnavailableError
 
     settings = _settings(config)
     try:
         asyncio.run(run_indexer(settings, health_listen))
-    except ConfigError as exc:
+    except (ConfigError, KafkaUnavailableError) as exc:
         typer.echo(str(exc), err=True)
         raise typer.Exit(2) from None
 

@@ -14,7 +14,12 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-from ragstream.cli.wiring import Providers, build_engine, build_stage_consumers
+from ragstream.cli.wiring import (
+    MERGE_GROUP_SUFFIX,
+    Providers,
+    build_engine,
+    build_stage_consumers,
+)
 from ragstream.common.bus.factory import Bus, open_bus
 from ragstream.common.bus.kafka_consumer import KafkaConsumer
 from ragstream.common.bus.topics import Topics
@@ -73,8 +78,17 @@ def build_server(settings: Settings, backends: Backends, listen: str) -> GrpcSer
         backends.stores.docs,
         settings.workspace,
         settings.indexer.max_document_bytes,
+        progress=lambda: indexing_progress(settings, backends),
     )
     return GrpcServer(listen, query, ingest, settings.server.max_message_mb)
+
+
+async def indexing_progress(settings: Settings, backends: Backends) -> tuple[int, int]:
+    """(document events, graph merges) the indexer's consumer groups have not committed."""
+    group, topics = settings.bus.group_id, backends.topics
+    documents = await backends.bus.pending(group, [topics.documents])
+    merges = await backends.bus.pending(group + MERGE_GROUP_SUFFIX, [topics.graph_merge])
+    return documents, merges
 
 
 async def run_stages(settings: Settings, backends: Backends, stop: asyncio.Event) -> None:

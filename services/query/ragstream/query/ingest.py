@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import grpc
@@ -64,7 +65,9 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
         docs: DocumentStore,
         workspace: str,
         max_document_bytes: int,
+        progress: Callable[[], Awaitable[tuple[int, int]]],
     ) -> None:
+        self._progress = progress
         self._publisher = publisher
         self._topic = topic
         self._docs = docs
@@ -121,6 +124,14 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
         token = _token(records[size - 1].doc_id) if len(records) > size else ""
         return ingest_pb2.ListDocumentsResponse(
             documents=[convert.status_pb(r) for r in records[:size]], next_page_token=token
+        )
+
+    async def GetIndexingProgress(
+        self, request: ingest_pb2.GetIndexingProgressRequest, context: Context
+    ) -> ingest_pb2.GetIndexingProgressResponse:
+        documents, merges = await self._progress()
+        return ingest_pb2.GetIndexingProgressResponse(
+            pending_document_events=documents, pending_graph_merges=merges
         )
 
     async def _publish(self, changes: list[DocumentChange]) -> ingest_pb2.PublishDocumentsResponse:
