@@ -189,6 +189,25 @@ def eval_beir(
     asyncio.run(run_beir(settings, data, split, retriever, as_json, index_dir))
 
 
+@eval_app.command("multihop")
+def eval_multihop(
+    data: Annotated[Path, typer.Option("--data", help="Multi-hop set folder (BEIR-like).")],
+    mode: Annotated[
+        str, typer.Option("--mode", "-m", help="local|global|hybrid|mix|naive")
+    ] = "mix",
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+    index_dir: Annotated[
+        Path | None, typer.Option("--index-dir", help="Keep (and reuse) the index here.")
+    ] = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Passage recall@2 and @5 of a query mode on a multi-hop QA set."""
+    from ragstream.cli.multihop import run_multihop
+
+    settings = _settings(config, data_dir=index_dir or Path(f"ragstream-eval-{data.name}"))
+    asyncio.run(run_multihop(settings, data, mode, as_json))
+
+
 @app.command()
 def demo(
     corpus: Annotated[Path, typer.Option("--corpus", help="Folder of demo documents.")] = Path(

@@ -41,11 +41,16 @@ class Draft:
     file_paths: tuple[str, ...]
 
 
-def _vote(values: Sequence[str], ignore: str = "") -> str:
-    """The most common non-ignored value; ties go to the one seen first."""
-    counts = Counter(v for v in values if v and v != ignore)
+FALLBACK_TYPES = ("unknown", "concept")
+"""Types an extractor gives when it has no evidence; any evidenced type outvotes them."""
+
+
+def _vote(values: Sequence[str], ignore: Sequence[str] = ()) -> str:
+    """The most common value not in `ignore`; ties go to the one seen first. When only
+    ignored values occur, the vote is among them."""
+    counts = Counter(v for v in values if v and v not in ignore)
     if not counts:
-        return ignore
+        return _vote(values) if ignore else ""
     best = max(counts.values())
     return next(v for v in values if counts.get(v) == best)
 
@@ -63,7 +68,7 @@ def merge(key: str, mentions: Sequence[Mention]) -> Draft:
     return Draft(
         key=key,
         name=_vote([m.name for m in ordered]),
-        type=_vote([m.type for m in ordered], ignore="unknown"),
+        type=_vote([m.type for m in ordered], ignore=FALLBACK_TYPES) or "unknown",
         source=ordered[0].source,
         target=ordered[0].target,
         keywords=", ".join(keywords),

@@ -46,7 +46,7 @@ def clean_name(name: str) -> str | None:
         text = text.lstrip(_LEADING).rstrip(_WRAPPING).strip()
         if _wrapped_in_brackets(text):
             text = text[1:-1].strip()
-    text = text[:MAX_NAME_CHARS].rstrip()
+        text = text[:MAX_NAME_CHARS].rstrip()
     return text or None
 
 

@@ -1,0 +1,46 @@
+"""Indexes a corpus in-process on the embedded backends, through the real pipeline:
+events on the embedded bus, both indexing stages, until everything is committed."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Iterable
+
+from ragstream.cli.runtime import Backends, indexing_progress, open_backends, run_stages
+from ragstream.common.config import Settings
+from ragstream.common.events import DocumentChange, encode
+
+PUBLISH_BATCH = 256
+
+
+@contextlib.asynccontextmanager
+async def running_indexer(settings: Settings) -> AsyncIterator[Backends]:
+    """The backends, with both indexing stages running until the block exits."""
+    async with open_backends(settings) as backends:
+        stop = asyncio.Event()
+        task = asyncio.create_task(run_stages(settings, backends, stop))
+        try:
+            yield backends
+        finally:
+            stop.set()
+            await asyncio.wait_for(task, 120)
+
+
+async def publish(backends: Backends, changes: Iterable[DocumentChange]) -> int:
+    batch, total = [], 0
+    for change in changes:
+        batch.append(encode(change))
+        if len(batch) == PUBLISH_BATCH:
+            await backends.bus.publisher.publish(backends.topics.documents, batch)
+            total, batch = total + len(batch), []
+    if batch:
+        await backends.bus.publisher.publish(backends.topics.documents, batch)
+    return total + len(batch)
+
+
+async def wait_current(settings: Settings, backends: Backends, poll_s: float = 0.2) -> None:
+    """Returns once both stages have committed everything published so far."""
+    # Polls: the progress is committed offsets in the bus, which signals no event.
+    while await indexing_progress(settings, backends) != (0, 0):  # noqa: ASYNC110
+        await asyncio.sleep(poll_s)

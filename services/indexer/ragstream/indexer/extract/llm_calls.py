@@ -1,0 +1,96 @@
+"""LLM calls behind the LLM cache: a prompt that was answered once is never sent again.
+
+The cache key is the sha256 of (model, messages, parameters), so changing the prompt text,
+the model or a sampling parameter misses the cache, and re-indexing unchanged chunks costs
+no LLM call. A reply is stored only after its caller accepted it (`remember`), so a
+malformed answer is asked again next time instead of being replayed forever.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from ragstream.common.config import LLMConfig
+from ragstream.common.providers.llm import ChatMessage, ChatModel
+from ragstream.common.storage.protocols import CacheStore
+from ragstream.common.text.tokens import DEFAULT_ENCODING, count_tokens, encoding
+
+MESSAGE_OVERHEAD_TOKENS = 4
+"""Tokens a chat format adds around each message (role, separators), as OpenAI counts them."""
+
+
+def cache_key(model: str, messages: Sequence[ChatMessage], parameters: Mapping[str, object]) -> str:
+    """sha256 hex of the canonical JSON of (model, messages, parameters)."""
+    payload = {
+        "model": model,
+        "messages": [[message.role, message.content] for message in messages],
+        "parameters": dict(parameters),
+    }
+    canonical = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    text: str
+    key: str
+    cached: bool
+    """Served from the cache (no LLM call was made)."""
+
+
+class CachedChat:
+    """One chat model, its cache, and the token budget of its context window."""
+
+    def __init__(
+        self,
+        chat: ChatModel,
+        cache: CacheStore,
+        model_name: str,
+        llm: LLMConfig,
+        *,
+        encoding_name: str = DEFAULT_ENCODING,
+    ) -> None:
+        self._chat = chat
+        self._cache = cache
+        self._model = model_name
+        self._max_tokens = llm.max_output_tokens
+        self._temperature = llm.temperature
+        self._encoding = encoding_name
+        self.input_budget = llm.context_tokens - llm.max_output_tokens
+        """Most prompt tokens that still leave room for a full answer."""
+
+    async def ask(self, messages: Sequence[ChatMessage]) -> Reply:
+        parameters = {"max_tokens": self._max_tokens, "temperature": self._temperature}
+        key = cache_key(self._model, messages, parameters)
+        cached = await self._cache.get(key)
+        if cached is not None:
+            return Reply(cached, key, cached=True)
+        completion = await self._chat.complete(
+            messages,
+            max_tokens=self._max_tokens,
+            temperature=self._temperature,
+        )
+        return Reply(completion.text, key, cached=False)
+
+    async def remember(self, reply: Reply) -> None:
+        """Stores an accepted reply; a reply that came from the cache is not written again."""
+        if not reply.cached:
+            await self._cache.put(reply.key, reply.text)
+
+    def tokens(self, text: str) -> int:
+        return count_tokens(text, self._encoding)
+
+    def prompt_tokens(self, messages: Sequence[ChatMessage]) -> int:
+        return sum(self.tokens(m.content) + MESSAGE_OVERHEAD_TOKENS for m in messages)
+
+    def fits(self, messages: Sequence[ChatMessage]) -> bool:
+        return self.prompt_tokens(messages) <= self.input_budget
+
+    def truncate(self, text: str, max_tokens: int) -> str:
+        """The first `max_tokens` tokens of `text`."""
+        codec = encoding(self._encoding)
+        tokens = codec.encode_ordinary(text)
+        return text if len(tokens) <= max_tokens else codec.decode(tokens[:max_tokens])

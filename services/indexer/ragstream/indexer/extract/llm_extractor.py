@@ -1,0 +1,188 @@
+"""The LLM extractor: one extraction call per chunk plus gleaning, and description summaries.
+
+Gleaning continues the conversation ("some entities and relations were missed") up to
+`max_gleaning` times. A gleaning call whose prompt (the passage, the first answer and the
+request) would leave less than `llm.max_output_tokens` of the context is skipped with a
+warning instead of being sent to fail or be cut off (LightRAG issue #2472). Records of all
+passes are merged per entity and per undirected pair; the longer description wins.
+
+Every call goes through the LLM cache; a result lists the cache keys it used, so a chunk can
+remember them and a re-index of unchanged text makes no call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ragstream.common.config import ExtractionConfig, LLMConfig
+from ragstream.common.providers.llm import ChatMessage, ChatModel
+from ragstream.common.storage.protocols import CacheStore
+from ragstream.common.text.tokens import DEFAULT_ENCODING
+from ragstream.indexer.extract.llm_calls import CachedChat, Reply
+from ragstream.indexer.extract.parser import ExtractionFormatError, ParseResult, parse_extraction
+from ragstream.indexer.extract.prompts import (
+    extraction_messages,
+    gleaning_messages,
+    summary_messages,
+)
+from ragstream.indexer.extract.records import ExtractionResult, merge_entities, merge_relations
+
+DEFAULT_SUMMARY_TOKENS = 600
+"""Target length of a merged description (LightRAG's default)."""
+_ITEM_OVERHEAD_TOKENS = 3
+"""The "- " and the line break around each description in the summary prompt."""
+_MIN_SUMMARY_BUDGET = 64
+
+
+class SummaryTooLargeError(ValueError):
+    """The context window cannot hold even two description fragments beside the prompt."""
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryResult:
+    text: str
+    cache_keys: tuple[str, ...]
+    """Cache keys of every call: the map calls, then the reduce calls, the final one last."""
+
+
+class LLMExtractor:
+    """Entities and relations by an LLM; `summarize` serves the merge stage."""
+
+    def __init__(
+        self,
+        chat: ChatModel,
+        cache: CacheStore,
+        model_name: str,
+        cfg: ExtractionConfig,
+        llm: LLMConfig,
+        *,
+        encoding_name: str = DEFAULT_ENCODING,
+    ) -> None:
+        self._calls = CachedChat(chat, cache, model_name, llm, encoding_name=encoding_name)
+        self._cfg = cfg
+        self._name = f"llm:{model_name}"
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    async def extract(self, text: str) -> ExtractionResult:
+        """Raises ExtractionFormatError when the first answer holds no records at all."""
+        messages = extraction_messages(
+            text, entity_types=self._cfg.entity_types, language=self._cfg.language
+        )
+        reply = await self._calls.ask(messages)
+        first = parse_extraction(reply.text)
+        await self._calls.remember(reply)
+        passes = [first]
+        keys = [reply.key]
+        warnings = list(first.warnings)
+        conversation: list[ChatMessage] = messages
+        for round_number in range(1, self._cfg.max_gleaning + 1):
+            conversation = gleaning_messages(conversation, reply.text)
+            if not self._calls.fits(conversation):
+                warnings.append(
+                    f"gleaning pass {round_number} skipped: its prompt would leave no room "
+                    "for the answer in the model's context"
+                )
+                break
+            gleaned = await self._glean(conversation, round_number, warnings)
+            if gleaned is None:
+                break
+            reply, parsed = gleaned
+            keys.append(reply.key)
+            passes.append(parsed)
+            if not parsed.entities and not parsed.relations:
+                break  # nothing was missed; asking again would only repeat that
+        return ExtractionResult(
+            entities=merge_entities(*(p.entities for p in passes)),
+            relations=merge_relations(*(p.relations for p in passes)),
+            cache_keys=tuple(keys),
+            warnings=tuple(warnings),
+        )
+
+    async def summarize(
+        self,
+        name_or_pair: str | tuple[str, str],
+        descriptions: Sequence[str],
+        *,
+        max_tokens: int = DEFAULT_SUMMARY_TOKENS,
+    ) -> SummaryResult:
+        """One description from many, by an LLM; map-reduce when they exceed the context.
+
+        Fragments are packed in order into groups that fit the context; each group is
+        summarized (map), and the partial summaries are summarized again (reduce) until one
+        call holds them all. A fragment longer than half the room is truncated, so every
+        round at least halves the number of texts.
+        """
+        texts = [text for text in descriptions if text.strip()]
+        if not texts:
+            return SummaryResult("", ())
+        budget = self._summary_budget(name_or_pair, max_tokens)
+        keys: list[str] = []
+        while True:
+            groups = self._pack(texts, budget)
+            if len(groups) == 1:
+                text, key = await self._summary_call(name_or_pair, groups[0], max_tokens)
+                return SummaryResult(text, (*keys, key))
+            async with asyncio.TaskGroup() as group:
+                tasks = [
+                    group.create_task(self._summary_call(name_or_pair, part, max_tokens))
+                    for part in groups
+                ]
+            texts = [task.result()[0] for task in tasks]
+            keys.extend(task.result()[1] for task in tasks)
+
+    async def _glean(
+        self, conversation: list[ChatMessage], round_number: int, warnings: list[str]
+    ) -> tuple[Reply, ParseResult] | None:
+        reply = await self._calls.ask(conversation)
+        try:
+            parsed = parse_extraction(reply.text)
+        except ExtractionFormatError as exc:
+            warnings.append(f"gleaning pass {round_number} ignored: {exc}")
+            return None
+        await self._calls.remember(reply)
+        warnings.extend(f"gleaning pass {round_number}: {w}" for w in parsed.warnings)
+        return reply, parsed
+
+    async def _summary_call(
+        self,
+        name_or_pair: str | tuple[str, str],
+        texts: Sequence[str],
+        max_tokens: int,
+    ) -> tuple[str, str]:
+        messages = summary_messages(name_or_pair, texts, max_tokens, self._cfg.language)
+        reply = await self._calls.ask(messages)
+        text = reply.text.strip()
+        if not text:
+            raise ExtractionFormatError(f"the model returned an empty summary of {name_or_pair!r}")
+        await self._calls.remember(reply)
+        return text, reply.key
+
+    def _summary_budget(self, name_or_pair: str | tuple[str, str], max_tokens: int) -> int:
+        """Tokens left for the descriptions once the prompt itself is counted."""
+        empty = summary_messages(name_or_pair, [], max_tokens, self._cfg.language)
+        budget = self._calls.input_budget - self._calls.prompt_tokens(empty)
+        if budget < _MIN_SUMMARY_BUDGET:
+            raise SummaryTooLargeError(
+                f"only {budget} tokens of the context are left for descriptions of "
+                f"{name_or_pair!r}; raise llm.context_tokens or lower llm.max_output_tokens"
+            )
+        return budget
+
+    def _pack(self, texts: Sequence[str], budget: int) -> list[list[str]]:
+        item_limit = budget // 2 - _ITEM_OVERHEAD_TOKENS
+        groups: list[list[str]] = [[]]
+        used = 0
+        for raw in texts:
+            text = self._calls.truncate(raw, item_limit)
+            cost = self._calls.tokens(text) + _ITEM_OVERHEAD_TOKENS
+            if groups[-1] and used + cost > budget:
+                groups.append([])
+                used = 0
+            groups[-1].append(text)
+            used += cost
+        return groups

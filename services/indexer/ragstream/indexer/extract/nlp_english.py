@@ -1,0 +1,329 @@
+"""Proper names in Latin script: capitalized word sequences, codes and versions, and their cues.
+
+A name is a run of capitalized words, acronyms and codes ("Halvorsen Aquatics", "ESIOS",
+"KP-70"), optionally with a version ("Skua 3", "Gannet Fleet 5.2"), a letter after a word
+("Series C") or "of" after an institution word ("Institute of Ocean Sensing"). A run ends at
+punctuation, a lowercase word, a month, a currency code or a possessive. The first word of a
+sentence is capitalized anyway, so it is dropped when the chunk also writes it in lowercase
+or it is a stopword, and a lone sentence-initial word is kept only when the chunk capitalizes
+it elsewhere too. Titles ("Professor", "Dr.") are stripped and mark a person.
+
+Runs inside Chinese text follow the same rules, except that no word there is sentence-initial.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ragstream.common.text.analyzer import ENGLISH_STOPWORDS
+from ragstream.indexer.extract import nlp_lexicon as lex
+from ragstream.indexer.extract.nlp_spans import Span
+
+_L = "A-Za-z0-9\u00c0-\u024f"
+_TOKEN = re.compile(rf"[{_L}](?:[{_L}'’&.\-]*[{_L}])?")
+_POSSESSIVE = re.compile(r"['’]s$")
+_NUMBER = re.compile(r"^\d+(?:[.\-]\d+)*$")
+_YEAR = re.compile(r"^(?:19|20)\d\d$")
+_LETTER_WORD = re.compile(r"^[A-Z]-[a-z]")  # O-ring, X-ray: words, not names
+_WORDISH = re.compile(r"\w")
+_WORD_BEFORE = re.compile(r"([A-Za-z][\w'’-]*)[ :]*$")
+_MONTH = "|".join(sorted(lex.MONTHS))
+_DATELINE = re.compile(
+    rf"^,(?:\s+[A-Z][\w.]*(?:\s+[A-Z][\w.]*)*,)?\s*(?:\d{{1,2}}\s+(?:{_MONTH})|(?:{_MONTH})\s+\d)"
+)
+_ORG_SUFFIX = "|".join(sorted(lex.ORG_SUFFIXES))
+_END = r"(?![\w'’-])"  # "company" but not "company-wide" or "company's"
+_PERSON_AFTER = re.compile(
+    r"^,\s+who\b|^\s+and\s+(?:his|her)\b"
+    r"|^(?:,\s+|\s+(?:is|was|has been|had been|became|becomes|remains|serves as|served as)\s+)"
+    r"(?:(?:a|an|the|our|its|his|her|their)\s+)?(?:(?!of\b)[\w-]+\s+){0,2}?"
+    rf"(?:{lex.PERSON_ROLES}){_END}"
+    rf"|^\s+of\s+(?:[A-Z][\w&'’.-]*\s+){{1,4}}?(?:{_ORG_SUFFIX}){_END}"
+)
+_PERSON_AGENT = re.compile(rf"\b(?:{lex.PERSON_AGENT_VERBS})\s+by\s+$")
+_DATE_AFTER = re.compile(rf"^\s+(?:{_MONTH})\b")
+_ORG_AFTER = re.compile(
+    r"^(?:,\s+|\s+is\s+)(?:a|an|the)\s+(?:(?!of\b)[\w-]+\s+){0,4}?"
+    rf"(?:{lex.ORG_ROLES}){_END}|^\s+(?:{lex.ORG_VERBS_AFTER})\b"
+)
+_STOPWORDS = ENGLISH_STOPWORDS | lex.EXTRA_STOPWORDS
+_CONTEXT_CHARS = 48
+"""How far before a name its cues are looked for ("written by ESIOS engineer")."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkWords:
+    """What the whole chunk says about capitalization, for judging sentence-initial words."""
+
+    lowercase: frozenset[str]
+    """Words the chunk writes in lowercase."""
+    mid_capitalized: frozenset[str]
+    """Capitalized words the chunk writes somewhere other than at a sentence start."""
+
+    @classmethod
+    def of(cls, sentences: Iterable[str]) -> ChunkWords:
+        lowercase: set[str] = set()
+        capitalized: set[str] = set()
+        for sentence in sentences:
+            for token in _tokens(sentence):
+                if token.text[0].islower():
+                    lowercase.add(token.text)
+                elif not _initial(sentence, token):
+                    capitalized.add(token.text)
+        return cls(frozenset(lowercase), frozenset(capitalized))
+
+
+@dataclass(frozen=True, slots=True)
+class _Token:
+    text: str
+    start: int
+    end: int
+    kind: str
+    """name, number, letter, particle or other."""
+    possessive: bool
+
+
+def latin_spans(sentence: str, words: ChunkWords, next_sentence: str = "") -> list[Span]:
+    """The Latin-script names of one sentence, with the type evidence of each occurrence.
+
+    `next_sentence` lets a pronoun opening it ("She credited ...") mark the person the
+    sentence began with.
+    """
+    found: list[tuple[Span, bool]] = []
+    for run in _runs(sentence):
+        for part in _split_at_of(run):
+            result = _span(part, sentence, words)
+            if result is not None:
+                found.append(result)
+    people = _people(sentence, found, next_sentence)
+    return [
+        Span(span.name, span.start, span.end, span.evidence | {lex.PERSON})
+        if index in people
+        else span
+        for index, (span, _) in enumerate(found)
+    ]
+
+
+def _people(sentence: str, found: list[tuple[Span, bool]], next_sentence: str) -> set[int]:
+    """Person-shaped names that a neighbour makes people: "Fraser McLeish and Mira Okafor"
+    share their evidence, and "He"/"She" opening the next sentence marks the first name."""
+    people = {i for i, (span, shaped) in enumerate(found) if shaped and lex.PERSON in span.evidence}
+    listed = [
+        index
+        for index in range(len(found) - 1)
+        if found[index][1]
+        and found[index + 1][1]
+        and sentence[found[index][0].end : found[index + 1][0].start] in (" and ", ", ", " or ")
+    ]
+    for _ in range(2):  # both directions along a list: "A, B and C"
+        for index in listed:
+            if {index, index + 1} & people:
+                people |= {index, index + 1}
+    pronoun = next_sentence.split(" ", 1)[0] in lex.PERSON_PRONOUNS
+    if found and found[0][1] and pronoun and not _WORDISH.search(sentence[: found[0][0].start]):
+        people.add(0)
+    return people
+
+
+def _tokens(sentence: str) -> list[_Token]:
+    tokens: list[_Token] = []
+    for match in _TOKEN.finditer(sentence):
+        text, end = match.group(), match.end()
+        possessive = bool(_POSSESSIVE.search(text)) and len(text) > 2
+        if possessive:
+            text, end = text[:-2], end - 2
+        tokens.append(_Token(text, match.start(), end, _kind(text), possessive))
+    return tokens
+
+
+def _kind(text: str) -> str:
+    if _NUMBER.match(text):
+        return "number"
+    if text in lex.NAME_PARTICLES:
+        return "particle"
+    stop = text in lex.BREAKS or (text.istitle() and text.lower() in ENGLISH_STOPWORDS)
+    if len(text) == 1 and not stop:
+        return "letter" if text.isupper() else "other"
+    capitalized = text[0].isupper() or any(char.isupper() for char in text[1:])
+    return "name" if capitalized and not stop and not _LETTER_WORD.match(text) else "other"
+
+
+def _runs(sentence: str) -> list[list[_Token]]:
+    runs: list[list[_Token]] = []
+    current: list[_Token] = []
+    for token in _tokens(sentence):
+        if current and not (_joined(sentence, current[-1], token) and _extends(current, token)):
+            runs.append(current)
+            current = []
+        if current or token.kind == "name":
+            current.append(token)
+        if token.possessive and current:
+            runs.append(current)
+            current = []
+    if current:
+        runs.append(current)
+    return runs
+
+
+def _joined(sentence: str, previous: _Token, token: _Token) -> bool:
+    gap = sentence[previous.end : token.start]
+    if previous.possessive:
+        return False
+    return gap in (" ", " & ") or (gap == ". " and previous.text in lex.ABBREVIATED_TITLES)
+
+
+def _extends(run: list[_Token], token: _Token) -> bool:
+    last = run[-1]
+    if token.kind == "name":
+        return True
+    if token.kind == "number":
+        return last.kind in ("name", "letter")
+    if token.kind == "letter":
+        return last.kind == "name" and last.text.isalpha() and last.text[1:].islower()
+    return token.kind == "particle" and last.kind == "name"
+
+
+def _split_at_of(run: list[_Token]) -> list[list[_Token]]:
+    """Keeps "of" inside a name only after an institution word and before a non-institution:
+    "Institute of Ocean Sensing" is one name, "Lab of Northmere University" two."""
+    for index, token in enumerate(run):
+        if token.text != "of":
+            continue
+        left, right = run[:index], run[index + 1 :]
+        joined = bool(left and right) and left[-1].text in lex.OF_HEADS
+        if not joined or right[-1].text in lex.OF_HEADS or right[-1].text in lex.ORG_SUFFIXES:
+            return [part for part in (left, *_split_at_of(right)) if part]
+    return [run]
+
+
+def _span(tokens: list[_Token], sentence: str, words: ChunkWords) -> tuple[Span, bool] | None:
+    """The name of a run, and whether it is shaped like a person's name."""
+    initial = _initial(sentence, tokens[0])
+    if initial and tokens[0].kind == "name" and _common(tokens[0].text, words):
+        tokens, initial = tokens[1:], False
+    titled = False
+    while tokens and tokens[0].text in lex.TITLES:
+        tokens, titled, initial = tokens[1:], True, False
+    while tokens and tokens[0].kind != "name":
+        tokens = tokens[1:]
+    while tokens and _trailing_noise(tokens[-1], sentence):
+        tokens = tokens[:-1]
+    if not tokens or tokens[-1].end - tokens[0].start < 2:
+        return None
+    name = sentence[tokens[0].start : tokens[-1].end]
+    after = sentence[tokens[-1].end :]
+    words_only = [t.text for t in tokens if t.kind != "number"]
+    if len(words_only) == 1:
+        word = words_only[0]
+        if word in lex.DEMONYMS or word in lex.TITLES:
+            return None
+        # A lone capitalized word opening a sentence, or a label ("Finding 1:"), is a name
+        # only if the chunk capitalizes it elsewhere too (or it opens a dateline).
+        label = len(tokens) == 2 and after.startswith(":")
+        lone_initial = initial and (len(tokens) == 1 or label) and not _code(word)
+        if lone_initial and word not in words.mid_capitalized and not _DATELINE.match(after):
+            return None
+    intrinsic = _intrinsic(tokens)
+    evidence = intrinsic | _context(tokens, titled, sentence, after)
+    shaped = _person_shaped(tokens) and not intrinsic
+    return Span(name, tokens[0].start, tokens[-1].end, frozenset(evidence)), shaped
+
+
+def _trailing_noise(token: _Token, sentence: str) -> bool:
+    """A particle, a year, or the day of a date ("Published 30 April") ends no name."""
+    if token.kind == "particle" or _YEAR.match(token.text):
+        return True
+    return token.kind == "number" and bool(_DATE_AFTER.match(sentence[token.end :]))
+
+
+def _initial(sentence: str, token: _Token) -> bool:
+    """First word of a sentence written in a Latin script (no word or ideograph before it)."""
+    return not _WORDISH.search(sentence[: token.start]) and not _has_han(sentence)
+
+
+def _has_han(text: str) -> bool:
+    return any("\u3400" <= char <= "\u9fff" or "\uf900" <= char <= "\ufaff" for char in text)
+
+
+def _common(word: str, words: ChunkWords) -> bool:
+    """A capitalized everyday word: a stopword, or a word the chunk also writes in lowercase."""
+    lower = word.lower()
+    capitalized = word[0].isupper() and not any(char.isupper() for char in word[1:])
+    return capitalized and (lower in _STOPWORDS or lower in words.lowercase)
+
+
+def _code(word: str) -> bool:
+    """An acronym or a code: capitalized everywhere sentence position or not."""
+    return any(char.isdigit() for char in word) or (len(word) > 1 and word.isupper())
+
+
+def _intrinsic(tokens: list[_Token]) -> set[str]:
+    """Evidence from the name's own words: suffixes, prefixes, version numbers."""
+    texts = [token.text for token in tokens]
+    words = [t.text for t in tokens if t.kind in ("name", "letter")]
+    head = texts[texts.index("of") - 1] if "of" in texts[1:] else words[-1]
+    evidence: set[str] = set()
+    if head in lex.ORG_SUFFIXES:
+        evidence.add(lex.ORGANIZATION)
+    if head in lex.LOCATION_SUFFIXES:
+        evidence.add(lex.LOCATION)
+    series = len(tokens) == 2 and texts[0] == "Series" and tokens[1].kind == "letter"
+    prefixed = texts[0] in lex.EVENT_PREFIXES and len(tokens) > 1
+    if series or prefixed or head in lex.EVENT_SUFFIXES:
+        evidence.add(lex.EVENT)
+    if any(char.isdigit() for text in texts if not _YEAR.match(text) for char in text):
+        evidence.add(lex.PRODUCT)
+    return evidence
+
+
+def _context(tokens: list[_Token], titled: bool, sentence: str, after: str) -> set[str]:
+    """Evidence from the words around this occurrence."""
+    start = tokens[0].start
+    window = sentence[max(0, start - _CONTEXT_CHARS) : start]
+    match = _WORD_BEFORE.search(window)
+    before = match.group(1).lower() if match else ""
+    evidence: set[str] = set()
+    person_shaped = _person_shaped(tokens) and not _intrinsic(tokens)
+    if person_shaped and (titled or _person_context(before, window, after)):
+        evidence.add(lex.PERSON)
+    if before in lex.ORG_BEFORE or _ORG_AFTER.match(after):
+        evidence.add(lex.ORGANIZATION)
+    has_digit = any(char.isdigit() for token in tokens for char in token.text)
+    if not has_digit and (before in lex.LOCATION_BEFORE and _ends_phrase(after)):
+        evidence.add(lex.LOCATION)
+    if _DATELINE.match(after):
+        evidence.add(lex.LOCATION)
+    return evidence
+
+
+def _person_shaped(tokens: list[_Token]) -> bool:
+    """One to four capitalized words of letters (apostrophes and hyphens allowed)."""
+    return len(tokens) <= 4 and all(
+        token.kind == "name"
+        and not token.text.isupper()
+        and token.text.replace("'", "").replace("’", "").replace("-", "").isalpha()
+        for token in tokens
+    )
+
+
+def _person_context(word_before: str, before: str, after: str) -> bool:
+    """A role or speech verb before, a role or "who" after, "led by" before, or a Chinese
+    job title around the name."""
+    return (
+        word_before in lex.PERSON_BEFORE
+        or bool(_PERSON_AFTER.match(after))
+        or bool(_PERSON_AGENT.search(before))
+        or before.rstrip().endswith(lex.CHINESE_ROLES)
+        or after.lstrip().startswith(lex.CHINESE_TITLES_AFTER)
+    )
+
+
+def _ends_phrase(after: str) -> bool:
+    """The name ends its phrase: punctuation, the end, or a function word follows."""
+    rest = after.lstrip()
+    if not rest or not rest[0].isalnum():
+        return True
+    word = re.match(r"[A-Za-z]+", rest)
+    return word is not None and word.group().lower() in lex.PHRASE_ENDERS

@@ -1,0 +1,233 @@
+"""The LLM-free extractor: proper names and co-occurrence, in the spirit of LazyGraphRAG.
+
+Entities are the names nlp_english and nlp_chinese find, typed by the strongest evidence the
+chunk gives (see nlp_spans.resolve_types). Every sentence is then scanned for every name of
+the chunk, longest first, so "Tern" in "the Tern sensor team" counts once the chunk names it.
+Two entities named close together in one sentence (see RELATION_WINDOW) are related: the
+relation's weight is the number of such sentences in the chunk, its description those
+sentences (one per line), and its keywords the most frequent content words of those sentences
+outside the names. An entity's description is the first sentences that name it (one per
+line). Deterministic, offline, and fast enough to run per chunk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from ragstream.common.models import relation_key
+from ragstream.common.text.analyzer import ENGLISH_STOPWORDS
+from ragstream.indexer.extract.names import entity_key
+from ragstream.indexer.extract.nlp_chinese import han_spans, han_tokens, han_words, repeated_nouns
+from ragstream.indexer.extract.nlp_english import ChunkWords, latin_spans
+from ragstream.indexer.extract.nlp_lexicon import EXTRA_STOPWORDS, ORGANIZATION
+from ragstream.indexer.extract.nlp_spans import alias_pairs, non_overlapping, resolve_types
+from ragstream.indexer.extract.records import ExtractedEntity, ExtractedRelation, ExtractionResult
+from ragstream.indexer.extract.sentences import split_sentences
+
+ENTITY_SENTENCES = 3
+"""Sentences quoted in an entity's description."""
+RELATION_SENTENCES = 5
+"""Sentences quoted in a relation's description (the weight still counts all of them)."""
+RELATION_KEYWORDS = 5
+RELATION_WINDOW = 2
+"""A name is related to the next this-many names of its sentence: nearby names are the likely
+related ones, and a sentence listing n names gives about 2n relations, not n²/2 (each
+relation is embedded, so this bounds indexing cost too)."""
+
+_LATIN_EDGE = re.compile(r"[A-Za-z0-9]")
+_LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[a-z]")
+_STOPWORDS = ENGLISH_STOPWORDS | EXTRA_STOPWORDS
+
+
+class NLPExtractor:
+    """The offline default extractor (no LLM, no network)."""
+
+    @property
+    def name(self) -> str:
+        return "nlp"
+
+    async def extract(self, text: str) -> ExtractionResult:
+        # jieba and the regexes are CPU work: keep the event loop free for other chunks.
+        return await asyncio.to_thread(extract_offline, text)
+
+
+@dataclass
+class _Names:
+    """The names a chunk mentions: spelling per key, type evidence, aliases."""
+
+    spelling: dict[str, str] = field(default_factory=dict)
+    evidence: dict[str, frozenset[str]] = field(default_factory=dict)
+    aliases: list[tuple[str, str]] = field(default_factory=list)
+    variants: dict[str, str] = field(default_factory=dict)
+    """Every spelling seen -> its key."""
+
+
+@dataclass
+class _Pair:
+    sentences: list[int] = field(default_factory=list)
+
+
+def extract_offline(text: str) -> ExtractionResult:
+    """Entities and co-occurrence relations of one chunk; the same text gives the same result."""
+    sentences = split_sentences(text)
+    names = _discover(sentences)
+    if not names.spelling:
+        return ExtractionResult()
+    types = resolve_types(names.spelling, names.evidence, names.aliases)
+    mentions = _scan(sentences, names)
+    seen: dict[str, list[int]] = {}
+    for index, keys in enumerate(mentions):
+        for key in keys:
+            seen.setdefault(key, []).append(index)
+    entities = tuple(
+        ExtractedEntity(
+            names.spelling[key],
+            types[key],
+            "\n".join(sentences[i] for i in indexes[:ENTITY_SENTENCES]),
+        )
+        for key, indexes in seen.items()
+    )
+    relations = _relations(sentences, mentions, names)
+    return ExtractionResult(entities=entities, relations=relations)
+
+
+def _discover(sentences: Sequence[str]) -> _Names:
+    words = ChunkWords.of(sentences)
+    tokens = [han_tokens(sentence) for sentence in sentences]
+    repeated = repeated_nouns(tokens)
+    names = _Names()
+    following = [*sentences[1:], ""][: len(sentences)]
+    for sentence, sentence_tokens, after in zip(sentences, tokens, following, strict=True):
+        spans = non_overlapping(
+            [
+                *latin_spans(sentence, words, after),
+                *han_spans(sentence, sentence_tokens, repeated),
+            ]
+        )
+        for span in spans:
+            key = entity_key(span.name)
+            names.spelling.setdefault(key, span.name)
+            names.variants.setdefault(span.name, key)
+            names.evidence[key] = names.evidence.get(key, frozenset()) | span.evidence
+        names.aliases.extend(
+            (entity_key(a), entity_key(b)) for a, b in alias_pairs(sentence, spans)
+        )
+    _split_compounds(names)
+    return names
+
+
+def _split_compounds(names: _Names) -> None:
+    """Splits a name made of two names the chunk also writes on their own.
+
+    Chinese text sets Latin names side by side ("Halvorsen Aquatics Tern 传感器团队") and
+    English text runs them together ("In mainland China Gannet Fleet is hosted"), which reads
+    as one run of capitalized words; the parts named separately elsewhere show the seam.
+    After an organization's name, any capitalized rest is split off, and before a known name
+    of two or more words any head is.
+    """
+    organizations = [
+        spelling
+        for spelling, key in names.variants.items()
+        if ORGANIZATION in names.evidence.get(key, frozenset()) and " " in spelling
+    ]
+    for spelling in list(names.variants):
+        rest = _known_rest(spelling, names.variants, organizations)
+        if rest is None:
+            continue
+        key = names.variants.pop(spelling)
+        if key not in names.variants.values():
+            names.spelling.pop(key, None)
+            names.evidence.pop(key, None)
+        rest_key = entity_key(rest)
+        names.spelling.setdefault(rest_key, rest)
+        names.variants.setdefault(rest, rest_key)
+
+
+def _known_rest(spelling: str, known: dict[str, str], organizations: list[str]) -> str | None:
+    """What follows a known first part of `spelling`, when the split is justified."""
+    words = spelling.split(" ")
+    for cut in range(1, len(words)):
+        head, rest = " ".join(words[:cut]), " ".join(words[cut:])
+        both_known = head in known and rest in known
+        after_organization = head in organizations and rest[:1].isupper()
+        known_phrase_after = rest in known and " " in rest  # never splits a person's surname off
+        if both_known or after_organization or known_phrase_after:
+            return rest
+    return None
+
+
+def _scan(sentences: Sequence[str], names: _Names) -> list[list[str]]:
+    """Per sentence, the keys of the names it contains, in order, each once."""
+    matcher = _matcher(names.variants)
+    found: list[list[str]] = []
+    for sentence in sentences:
+        keys: dict[str, None] = {}
+        for match in matcher.finditer(sentence):
+            keys.setdefault(names.variants[match.group()], None)
+        found.append(list(keys))
+    return found
+
+
+def _matcher(spellings: Iterable[str]) -> re.Pattern[str]:
+    """Leftmost, then longest: "Tern S3.1" before "Tern S3" before "Tern"."""
+    patterns = []
+    for spelling in sorted(spellings, key=len, reverse=True):
+        pattern = re.escape(spelling)
+        if _LATIN_EDGE.match(spelling[0]):
+            pattern = r"(?<![A-Za-z0-9])" + pattern
+        if _LATIN_EDGE.match(spelling[-1]):
+            pattern += r"(?![A-Za-z0-9])(?!\.\d)"
+        patterns.append(pattern)
+    return re.compile("|".join(patterns))
+
+
+def _relations(
+    sentences: Sequence[str], mentions: Sequence[Sequence[str]], names: _Names
+) -> tuple[ExtractedRelation, ...]:
+    pairs: dict[str, tuple[str, str, _Pair]] = {}
+    for index, keys in enumerate(mentions):
+        for first, second in _nearby_pairs(keys):
+            key = relation_key(first, second)
+            if key not in pairs:
+                pairs[key] = (first, second, _Pair())
+            pairs[key][2].sentences.append(index)
+    matcher = _matcher(names.variants)
+    content = [_content_words(sentence, matcher) for sentence in sentences]
+    relations = []
+    for first, second, pair in pairs.values():
+        counts = Counter(word for index in pair.sentences for word in content[index])
+        keywords = [word for word, _ in counts.most_common(RELATION_KEYWORDS)]
+        relations.append(
+            ExtractedRelation(
+                source=names.spelling[first],
+                target=names.spelling[second],
+                keywords=", ".join(keywords),
+                description="\n".join(sentences[i] for i in pair.sentences[:RELATION_SENTENCES]),
+                weight=float(len(pair.sentences)),
+            )
+        )
+    return tuple(relations)
+
+
+def _nearby_pairs(keys: Sequence[str]) -> list[tuple[str, str]]:
+    return [
+        (keys[i], keys[j])
+        for i in range(len(keys))
+        for j in range(i + 1, min(len(keys), i + 1 + RELATION_WINDOW))
+    ]
+
+
+def _content_words(sentence: str, names: re.Pattern[str]) -> list[str]:
+    """Salient words of a sentence outside its names: lowercase English words that are not
+    stopwords, and Chinese words of two or more ideographs."""
+    rest = names.sub(" ", sentence)
+    latin = [
+        word.lower()
+        for word in _LATIN_WORD.findall(rest)
+        if len(word) > 2 and word.lower() not in _STOPWORDS
+    ]
+    return latin + han_words(rest)

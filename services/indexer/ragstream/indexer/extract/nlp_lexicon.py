@@ -1,0 +1,195 @@
+"""Word lists behind the NLP extractor's rules; data only, each list says what it decides.
+
+English words are compared as written (capitalized) unless the list says lowercase.
+"""
+
+from __future__ import annotations
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+PERSON = "person"
+ORGANIZATION = "organization"
+LOCATION = "location"
+PRODUCT = "product"
+EVENT = "event"
+CONCEPT = "concept"
+
+TYPE_PRIORITY = (PERSON, ORGANIZATION, PRODUCT, EVENT, LOCATION)
+"""When a chunk gives one name several kinds of evidence, the first in this order wins;
+a name without evidence is a concept."""
+
+MONTHS = _words(
+    "January February March April May June July August September October November December "
+    "Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec"
+)
+BREAKS = MONTHS | _words(
+    """Monday Tuesday Wednesday Thursday Friday Saturday Sunday
+    EUR USD GBP NOK SEK DKK CHF JPY CNY RMB CAD AUD I"""
+)
+"""Capitalized tokens that are never part of a name (a date or an amount follows them)."""
+
+TITLES = _words(
+    """Mr Mrs Ms Mx Dr Prof Professor Sir Dame Lord Lady President Chairman Chairwoman Chief
+    Vice Senator Minister Director Captain Judge General Colonel Doctor Rev Father Sister King
+    Queen Prince Princess Dean Mayor Governor"""
+)
+"""Stripped from the front of a name; what remains of the name is then a person."""
+ABBREVIATED_TITLES = _words("Mr Mrs Ms Mx Dr Prof Rev St Gen Col Capt Sen Gov")
+"""Titles written with a period ("Dr. Chen"): the period neither ends the sentence nor the name."""
+
+SENTENCE_ABBREVIATIONS = ABBREVIATED_TITLES | _words(
+    "Jr Sr Inc Ltd Co Corp No vs etc e.g i.e Fig approx Dept Univ Mt Ph.D"
+)
+"""A period after these does not end a sentence."""
+
+NAME_PARTICLES = _words("of van von de der den da di du del della la le")
+"""Lowercase words allowed inside a name ("Institute of Ocean Sensing", "Ludwig van ...")."""
+
+DEMONYMS = _words(
+    """Norwegian Chinese English Scottish British European Asian American Canadian German French
+    Japanese Korean Indian Russian Spanish Italian Dutch Swedish Danish Finnish Polish Irish
+    Australian African Arabic Latin Nordic Scandinavian Western Eastern Northern Southern"""
+)
+"""Adjectives of origin: capitalized, but not entities on their own."""
+
+ORG_SUFFIXES = _words(
+    """Inc Corp Corporation Co Company Ltd Limited LLC LLP PLC plc GmbH AG SA AS ASA AB NV BV Oy
+    Group Holdings Partners Capital Ventures Invest Investments Fund Bank Foundation Trust
+    Association Society Council Committee Commission Agency Authority Ministry Department
+    Institute University College Academy School Lab Labs Laboratory Laboratories Hospital Clinic
+    Polymers Chemicals Pharmaceuticals Therapeutics Biosciences Robotics Aquatics Dynamics
+    Aerospace Motors Airlines Airways Energy Electronics Semiconductors Networks Software Systems
+    Technologies Solutions Industries Logistics Shipping Equipment Media Studios Press Insurance
+    Securities Consulting Services Enterprises Federation Union Party Office Bureau Church Museum
+    Library Center Centre"""
+)
+"""Last words of organization names."""
+OF_HEADS = _words(
+    """Institute University College Academy School Bank Ministry Department Society Museum Council
+    Board Office Bureau Church Federation Republic Kingdom Commonwealth Union Association Chamber
+    Court House Order Centre Center Gulf Bay Isle Sea Cape Strait City Port Lake"""
+)
+"""Words that take an "of" inside a name: "University of Bergen", "Gulf of Mexico"."""
+EVENT_PREFIXES = _words("Project Operation Programme Program")
+EVENT_SUFFIXES = _words(
+    """Forum Conference Summit Congress Symposium Festival Expo Exhibition Fair Workshop Olympics
+    Games Cup Championship Championships War Election Meeting Week"""
+)
+LOCATION_SUFFIXES = _words(
+    """Sea Ocean Island Islands Isle Fjord Bay River Lake Coast Mountain Mountains Peninsula
+    Strait Gulf Valley County Province Street Road Avenue Harbour Harbor Port Canal Desert Cape
+    Forest Park Region District City"""
+)
+
+PERSON_BEFORE = _words(
+    """said says engineer researcher officer executive director founder co-founder manager
+    professor partner president chairman chairwoman chair minister scientist analyst student
+    author authors spokesperson ceo cto cfo secretary colleague lead"""
+)
+"""Lowercase word right before a name that marks a person ("principal engineer Mira Okafor")."""
+PERSON_ROLES = (
+    "engineer|researcher|officer|executive|director|founder|co-founder|manager|professor|"
+    "partner|president|chair|chairman|chairwoman|head|ceo|cto|cfo|coo|minister|scientist|"
+    "analyst|student|author|architect|designer|developer|consultant|adviser|advisor|secretary|"
+    "spokesperson|journalist|reporter|lawyer"
+)
+"""Roles after a name and a comma ("Lena Voss, vice president of quality")."""
+PERSON_AGENT_VERBS = (
+    "led|headed|directed|chaired|written|authored|founded|reported|signed|presented|supervised"
+)
+"""Passive verbs whose "by" introduces a person ("the team led by Mira Okafor")."""
+PERSON_PRONOUNS = _words("He She His Her")
+"""A sentence starting with one of these continues about the person the previous one began with."""
+ORG_BEFORE = _words(
+    """company firm operator manufacturer maker supplier subsidiary startup fund insurer
+    distributor contractor founded acquire acquired acquiring"""
+)
+ORG_ROLES = (
+    "company|firm|maker|manufacturer|supplier|operator|startup|subsidiary|group|fund|institute|"
+    "university|agency|lab|laboratory|utility|insurer|bank|distributor|contractor|consultancy|"
+    "retailer|publisher|broadcaster|carrier"
+)
+ORG_VERBS_AFTER = "employs|was founded|were founded|has raised|raised|announced|agreed to acquire"
+LOCATION_BEFORE = _words("in near")
+PHRASE_ENDERS = _words(
+    "in on at and or to for with since from by until during where which who that is was has had"
+)
+"""Words that may follow a place name after "in" ("in Bergen in 2014", "in Ningbo, China")."""
+
+EXTRA_STOPWORDS = _words(
+    """since today yesterday tomorrow also according many several new said says including
+    one two three four five six seven eight nine ten first second third last next percent
+    per year years month months week weeks day days time times more most less least well"""
+)
+"""With the analyzer's stopwords: not salient enough to be relation keywords."""
+
+# Chinese.
+CHINESE_SURNAMES = frozenset(
+    "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏"
+    "吕丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱"
+    "严覃武戴莫孔向汤常温康施文牛樊葛邢安齐易乔伍庞颜倪庄聂章鲁岳翟殷詹申欧耿关兰焦俞左柳甘祝包宁"
+    "尚符舒阮柯纪梅童凌毕单季裴霍涂成苗谷盛曲翁冉骆蓝路游辛靳管柴蒙鲍华喻祁蒲房滕屈饶解牟艾尤阳时"
+    "穆农司卓古吉缪简车项连芦麦褚娄窦戚岑景党宫费卜冷晏席卫米柏宗瞿桂全佟应臧闵苟邬边卞姬师和仇栾"
+    "隋商刁沙荣巫寇桑郎甄丛仲虞敖巩佘池查麻苑迟邝"
+)
+"""Common single-character surnames: a jieba person name must start with one."""
+CHINESE_COMPOUND_SURNAMES = _words(
+    "欧阳 司马 上官 诸葛 东方 皇甫 尉迟 公孙 慕容 令狐 长孙 宇文 司徒 夏侯 轩辕 端木"
+)
+CHINESE_ORG_SUFFIXES = (
+    "股份有限公司",
+    "有限责任公司",
+    "有限公司",
+    "研究所",
+    "研究院",
+    "研究中心",
+    "实验室",
+    "大学",
+    "学院",
+    "公司",
+    "集团",
+    "银行",
+    "协会",
+    "学会",
+    "基金会",
+    "委员会",
+    "医院",
+    "联盟",
+)
+"""Words that end organization names; a name is never the suffix alone ("研究所")."""
+CHINESE_LEGAL_SUFFIXES = ("股份有限公司", "有限责任公司", "有限公司")
+"""Dropped from organization names, as "Inc." would be: 青澜海洋装备有限公司 is 青澜海洋装备."""
+CHINESE_ROLES = (
+    "所长",
+    "总经理",
+    "经理",
+    "工程师",
+    "教授",
+    "负责人",
+    "报告人",
+    "访问人",
+    "首席执行官",
+    "执行官",
+    "副总裁",
+    "总裁",
+    "主任",
+    "院长",
+    "校长",
+    "董事长",
+    "董事",
+    "创始人",
+    "研究员",
+    "研究生",
+    "博士",
+    "主席",
+    "部长",
+    "导师",
+    "审核",
+)
+"""Job titles: they end a name that is followed by a person, and mark the person."""
+CHINESE_TITLES_AFTER = ("教授", "博士", "先生", "女士", "院士")
+NOT_PLACES = _words("海洋 密封 深度 串联 回国 国内 国外 海外 海上 海底 内地 本地 当地 各地 全国 深")
+"""Everyday words jieba's dictionary tags as place names (ns)."""

@@ -1,0 +1,310 @@
+"""The LLM extractor against the OpenAI-compatible test server, through the real openai client."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from ragstream.common.config import ExtractionConfig, LLMConfig
+from ragstream.common.providers.llm import ChatMessage, OpenAIChat
+from ragstream.indexer.extract.llm_calls import CachedChat, cache_key
+from ragstream.indexer.extract.llm_extractor import LLMExtractor, SummaryTooLargeError
+from ragstream.indexer.extract.parser import ExtractionFormatError
+from ragstream.indexer.extract.prompts import extraction_messages, gleaning_messages
+from ragstream.indexer.extract.records import ExtractedEntity, ExtractedRelation
+from ragstream.testing.openai_server import OpenAITestServer
+
+CHUNK = (
+    "Halvorsen Aquatics launched the Tern S3 in Bergen. The seal of the Tern S3 is made by "
+    "Kestrel Polymers of Aberdeen."
+)
+FIRST = """\
+entity<|#|>Halvorsen Aquatics<|#|>organization<|#|>Maker of the Tern S3.
+entity<|#|>Tern S3<|#|>product<|#|>A sensor.
+relation<|#|>Halvorsen Aquatics<|#|>Tern S3<|#|>launch<|#|>Launched it.
+<|COMPLETE|>"""
+GLEANED = """\
+entity<|#|>Kestrel Polymers<|#|>organization<|#|>Makes the seal of the Tern S3, in Aberdeen.
+entity<|#|>tern s3<|#|>product<|#|>A water-quality sensor whose seal Kestrel Polymers makes.
+relation<|#|>Tern S3<|#|>Halvorsen Aquatics<|#|>launch<|#|>Halvorsen Aquatics launched it in Bergen.
+relation<|#|>Kestrel Polymers<|#|>Tern S3<|#|>supplier<|#|>Kestrel Polymers makes its seal.
+<|COMPLETE|>"""
+
+
+class MemoryCache:
+    """The CacheStore protocol in a dict."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, str] = {}
+
+    async def get(self, key: str) -> str | None:
+        return self.values.get(key)
+
+    async def put(self, key: str, value: str) -> None:
+        self.values[key] = value
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[OpenAITestServer]:
+    async with OpenAITestServer() as running:
+        yield running
+
+
+def llm_config(server: OpenAITestServer, **overrides: Any) -> LLMConfig:
+    values: dict[str, Any] = {
+        "provider": "openai",
+        "model": "test-chat",
+        "base_url": server.base_url,
+        "api_key": "test",
+        "max_retries": 0,
+    }
+    return LLMConfig.model_validate(values | overrides)
+
+
+@pytest.fixture
+async def chat(server: OpenAITestServer) -> AsyncIterator[OpenAIChat]:
+    model = OpenAIChat(llm_config(server))
+    yield model
+    await model.close()
+
+
+def extractor(
+    chat: OpenAIChat,
+    cache: MemoryCache,
+    llm: LLMConfig,
+    **cfg: Any,
+) -> LLMExtractor:
+    return LLMExtractor(chat, cache, "test-chat", ExtractionConfig.model_validate(cfg), llm)
+
+
+async def test_one_extraction_and_one_gleaning_call_then_the_cache(
+    server: OpenAITestServer, chat: OpenAIChat
+) -> None:
+    cache = MemoryCache()
+    server.script_replies(FIRST, GLEANED)
+    first_run = await extractor(chat, cache, llm_config(server)).extract(CHUNK)
+    assert server.log.received["chat"] == 2
+    assert len(first_run.cache_keys) == 2
+    assert set(first_run.cache_keys) == set(cache.values)
+
+    again = await extractor(chat, cache, llm_config(server)).extract(CHUNK)
+    assert server.log.received["chat"] == 2  # both answers came from the cache
+    assert again == first_run
+
+
+async def test_gleaning_continues_the_conversation(
+    server: OpenAITestServer, chat: OpenAIChat
+) -> None:
+    server.script_replies(FIRST, GLEANED)
+    await extractor(chat, MemoryCache(), llm_config(server)).extract(CHUNK)
+    first, gleaning = server.log.bodies["chat"]
+    assert gleaning["messages"][: len(first["messages"])] == first["messages"]
+    assert gleaning["messages"][-2] == {"role": "assistant", "content": FIRST}
+    last = gleaning["messages"][-1]
+    assert last["role"] == "user" and "missed" in last["content"]
+    assert CHUNK in first["messages"][-1]["content"]
+
+
+async def test_the_longer_description_wins_across_passes(
+    server: OpenAITestServer, chat: OpenAIChat
+) -> None:
+    server.script_replies(FIRST, GLEANED)
+    result = await extractor(chat, MemoryCache(), llm_config(server)).extract(CHUNK)
+    assert result.entities == (
+        ExtractedEntity("Halvorsen Aquatics", "organization", "Maker of the Tern S3."),
+        ExtractedEntity(
+            "tern s3", "product", "A water-quality sensor whose seal Kestrel Polymers makes."
+        ),
+        ExtractedEntity(
+            "Kestrel Polymers", "organization", "Makes the seal of the Tern S3, in Aberdeen."
+        ),
+    )
+    assert result.relations == (
+        ExtractedRelation(
+            "Tern S3", "Halvorsen Aquatics", "launch", "Halvorsen Aquatics launched it in Bergen."
+        ),
+        ExtractedRelation(
+            "Kestrel Polymers", "Tern S3", "supplier", "Kestrel Polymers makes its seal."
+        ),
+    )
+
+
+async def test_gleaning_is_skipped_when_its_prompt_would_overflow_the_context(
+    server: OpenAITestServer, chat: OpenAIChat
+) -> None:
+    long_reply = "\n".join(
+        f"entity<|#|>Entity {i}<|#|>concept<|#|>{'a long description ' * 8}" for i in range(40)
+    )
+    first_prompt = extraction_messages(CHUNK, entity_types=ExtractionConfig().entity_types)
+    probe = CachedChat(chat, MemoryCache(), "test-chat", llm_config(server))
+    first_tokens = probe.prompt_tokens(first_prompt)
+    gleaning_tokens = probe.prompt_tokens(gleaning_messages(first_prompt, long_reply))
+    # Room for the first prompt and a full answer, not for the gleaning prompt.
+    llm = llm_config(server, context_tokens=first_tokens + 2048, max_output_tokens=2048)
+    assert gleaning_tokens > llm.context_tokens - llm.max_output_tokens
+    server.script_replies(long_reply + "\n<|COMPLETE|>")
+
+    result = await extractor(chat, MemoryCache(), llm).extract(CHUNK)
+    assert server.log.received["chat"] == 1
+    assert len(result.entities) == 40
+    assert any("gleaning pass 1 skipped" in warning for warning in result.warnings)
+
+
+async def test_no_gleaning_when_disabled(server: OpenAITestServer, chat: OpenAIChat) -> None:
+    server.script_replies(FIRST)
+    result = await extractor(chat, MemoryCache(), llm_config(server), max_gleaning=0).extract(CHUNK)
+    assert server.log.received["chat"] == 1
+    assert len(result.cache_keys) == 1
+
+
+async def test_gleaning_stops_once_nothing_more_is_found(
+    server: OpenAITestServer, chat: OpenAIChat
+) -> None:
+    server.script_replies(FIRST, GLEANED, "<|COMPLETE|>", "entity<|#|>X<|#|>concept<|#|>x")
+    result = await extractor(chat, MemoryCache(), llm_config(server), max_gleaning=5).extract(CHUNK)
+    assert server.log.received["chat"] == 3
+    assert len(result.cache_keys) == 3
+    assert "X" not in {entity.name for entity in result.entities}
+
+
+async def test_an_unusable_first_answer_raises_and_is_not_cached(
+    server: OpenAITestServer, chat: OpenAIChat
+) -> None:
+    cache = MemoryCache()
+    server.script_replies("Sorry, I cannot help with that.")
+    with pytest.raises(ExtractionFormatError):
+        await extractor(chat, cache, llm_config(server)).extract(CHUNK)
+    assert cache.values == {}
+    server.script_replies(FIRST, "<|COMPLETE|>")
+    result = await extractor(chat, cache, llm_config(server)).extract(CHUNK)
+    assert len(result.entities) == 2
+    assert server.log.received["chat"] == 3
+
+
+async def test_an_unusable_gleaning_answer_keeps_the_first_pass(
+    server: OpenAITestServer, chat: OpenAIChat
+) -> None:
+    cache = MemoryCache()
+    server.script_replies(FIRST, "I found nothing else.")
+    result = await extractor(chat, cache, llm_config(server)).extract(CHUNK)
+    assert [entity.name for entity in result.entities] == ["Halvorsen Aquatics", "Tern S3"]
+    assert len(result.cache_keys) == 1
+    assert len(cache.values) == 1
+    assert any("gleaning pass 1 ignored" in warning for warning in result.warnings)
+
+
+async def test_the_prompt_names_the_types_and_the_language(
+    server: OpenAITestServer, chat: OpenAIChat
+) -> None:
+    server.script_replies(FIRST, "<|COMPLETE|>")
+    llm = llm_config(server)
+    ext = extractor(chat, MemoryCache(), llm, entity_types=["vessel", "port"], language="Chinese")
+    await ext.extract(CHUNK)
+    system = server.log.bodies["chat"][0]["messages"][0]["content"]
+    assert "vessel, port" in system
+    assert "in Chinese" in system
+    assert ext.name == "llm:test-chat"
+
+
+def test_the_cache_key_covers_model_messages_and_parameters() -> None:
+    messages = [ChatMessage("user", "hello")]
+    base = cache_key("m", messages, {"temperature": 0.0, "max_tokens": 10})
+    assert base == cache_key("m", messages, {"max_tokens": 10, "temperature": 0.0})
+    assert len(base) == 64
+    assert base != cache_key("n", messages, {"temperature": 0.0, "max_tokens": 10})
+    assert base != cache_key(
+        "m", [ChatMessage("user", "hello!")], {"temperature": 0.0, "max_tokens": 10}
+    )
+    assert base != cache_key(
+        "m", [ChatMessage("system", "hello")], {"temperature": 0.0, "max_tokens": 10}
+    )
+    assert base != cache_key("m", messages, {"temperature": 0.5, "max_tokens": 10})
+
+
+async def test_a_temperature_change_misses_the_cache(
+    server: OpenAITestServer, chat: OpenAIChat
+) -> None:
+    cache = MemoryCache()
+    server.script_replies(FIRST, "<|COMPLETE|>", FIRST, "<|COMPLETE|>")
+    await extractor(chat, cache, llm_config(server)).extract(CHUNK)
+    await extractor(chat, cache, llm_config(server, temperature=0.7)).extract(CHUNK)
+    assert server.log.received["chat"] == 4
+    assert len(cache.values) == 4
+
+
+async def test_summary_is_one_cached_call_when_it_fits(
+    server: OpenAITestServer, chat: OpenAIChat
+) -> None:
+    cache = MemoryCache()
+    server.script_replies("Kestrel Polymers makes seals in Aberdeen.")
+    ext = extractor(chat, cache, llm_config(server))
+    descriptions = ["Makes seals.", "Based in Aberdeen.", "Acquired in 2024."]
+    summary = await ext.summarize("Kestrel Polymers", descriptions)
+    assert summary.text == "Kestrel Polymers makes seals in Aberdeen."
+    assert len(summary.cache_keys) == 1
+    user = server.log.bodies["chat"][0]["messages"][-1]["content"]
+    assert "Entity: Kestrel Polymers" in user
+    assert all(f"- {text}" in user for text in descriptions)
+
+    again = await ext.summarize("Kestrel Polymers", descriptions)
+    assert again == summary
+    assert server.log.received["chat"] == 1
+
+
+async def test_summary_of_a_relation_names_both_ends(
+    server: OpenAITestServer, chat: OpenAIChat
+) -> None:
+    server.script_replies("They are related.")
+    ext = extractor(chat, MemoryCache(), llm_config(server))
+    await ext.summarize(("Tern S3", "Kestrel Polymers"), ["a", "b"])
+    user = server.log.bodies["chat"][0]["messages"][-1]["content"]
+    assert "Tern S3" in user and "Kestrel Polymers" in user
+
+
+def _count_fragments(messages: list[dict[str, Any]], body: dict[str, Any]) -> str:
+    listed = [line for line in messages[-1]["content"].splitlines() if line.startswith("- ")]
+    return f"summary of {len(listed)} fragments"
+
+
+async def test_summary_map_reduces_when_the_fragments_exceed_the_context(
+    server: OpenAITestServer, chat: OpenAIChat
+) -> None:
+    server.set_responder(_count_fragments)
+    llm = llm_config(server, context_tokens=700, max_output_tokens=100)
+    cache = MemoryCache()
+    ext = extractor(chat, cache, llm)
+    descriptions = [f"Fragment {i}: " + "the seal failed in cold water " * 6 for i in range(40)]
+    summary = await ext.summarize("Tern S3", descriptions, max_tokens=60)
+
+    calls = server.log.received["chat"]
+    assert calls > 2
+    assert len(summary.cache_keys) == calls
+    assert summary.text.startswith("summary of ")
+    probe = CachedChat(chat, MemoryCache(), "test-chat", llm)
+    for body in server.log.bodies["chat"]:
+        messages = [ChatMessage(m["role"], m["content"]) for m in body["messages"]]
+        assert probe.prompt_tokens(messages) <= llm.context_tokens - llm.max_output_tokens
+    prompts = [body["messages"][-1]["content"] for body in server.log.bodies["chat"]]
+    listed = [line for prompt in prompts for line in prompt.splitlines()]
+    # Every fragment went into exactly one map call; partial summaries were reduced.
+    assert sum(line.startswith("- Fragment") for line in listed) == len(descriptions)
+    assert any(line.startswith("- summary of") for line in listed)
+
+    await ext.summarize("Tern S3", descriptions, max_tokens=60)
+    assert server.log.received["chat"] == calls
+
+
+async def test_summary_of_nothing_makes_no_call(server: OpenAITestServer, chat: OpenAIChat) -> None:
+    summary = await extractor(chat, MemoryCache(), llm_config(server)).summarize("A", ["", " "])
+    assert (summary.text, summary.cache_keys) == ("", ())
+    assert server.log.received["chat"] == 0
+
+
+async def test_summary_refuses_a_context_too_small_for_the_prompt(
+    server: OpenAITestServer, chat: OpenAIChat
+) -> None:
+    llm = llm_config(server, context_tokens=512, max_output_tokens=400)
+    with pytest.raises(SummaryTooLargeError, match="context_tokens"):
+        await extractor(chat, MemoryCache(), llm).summarize("A", ["x"])

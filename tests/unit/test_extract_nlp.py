@@ -1,0 +1,219 @@
+"""The offline NLP extractor: names and types on the demo corpus, co-occurrence relations."""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ragstream.indexer.extract.names import entity_key
+from ragstream.indexer.extract.nlp_extractor import NLPExtractor, extract_offline
+from ragstream.indexer.extract.records import ExtractionResult
+from ragstream.indexer.extract.sentences import split_sentences
+
+DEMO = Path(__file__).resolve().parents[2] / "demo"
+CORPUS = DEMO / "corpus"
+
+PEOPLE_ORGANIZATIONS_PRODUCTS = [
+    "Halvorsen Aquatics",
+    "Ingrid Halvorsen",
+    "Mira Okafor",
+    "Tomasz Brejcha",
+    "Lena Voss",
+    "Kestrel Polymers",
+    "Corvid Ridge Capital",
+    "Northmere University",
+    "Tern S3",
+    "Tern S3.1",
+    "Skua 3",
+    "Petrel 2",
+    "Gannet Fleet",
+    "Project Bulwark",
+    "ESIOS",
+    "周明哲",
+    "东海海洋感知研究所",
+    "陈若岚",
+    "林海涛",
+    "青澜海洋装备",
+    "东屿海上风电",
+]
+
+
+@functools.cache
+def extracted(document: str) -> ExtractionResult:
+    return extract_offline((CORPUS / document).read_text(encoding="utf-8"))
+
+
+def types_in(document: str) -> dict[str, str]:
+    return {entity_key(e.name): e.type for e in extracted(document).entities}
+
+
+def corpus_keys() -> set[str]:
+    return {key for path in sorted(CORPUS.iterdir()) for key in types_in(path.name)}
+
+
+def test_the_named_people_organisations_and_products_of_the_corpus_are_found() -> None:
+    found = corpus_keys()
+    assert [name for name in PEOPLE_ORGANIZATIONS_PRODUCTS if entity_key(name) not in found] == []
+
+
+QUESTIONS = json.loads((DEMO / "questions.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("question", QUESTIONS, ids=[q["question"][:40] for q in QUESTIONS])
+def test_expected_entities_are_found_in_the_expected_documents(question: dict[str, object]) -> None:
+    documents = question["expected_doc_ids"]
+    assert isinstance(documents, list)
+    found = {key for document in documents for key in types_in(document)}
+    expected = question["expected_entities"]
+    assert isinstance(expected, list)
+    assert [name for name in expected if entity_key(name) not in found] == []
+
+
+@pytest.mark.parametrize(
+    ("document", "name", "entity_type"),
+    [
+        ("leadership-team.md", "Mira Okafor", "person"),
+        ("leadership-team.md", "Ingrid Halvorsen", "person"),
+        ("leadership-team.md", "Kestrel Polymers", "organization"),
+        ("leadership-team.md", "Corvid Ridge Capital", "organization"),
+        ("leadership-team.md", "Skua 3", "product"),
+        ("leadership-team.md", "Tern", "product"),
+        ("leadership-team.md", "Project Bulwark", "event"),
+        ("leadership-team.md", "Bergen", "location"),
+        ("company-overview.md", "Chen Ruolan", "person"),
+        ("company-overview.md", "ESIOS", "organization"),
+        ("company-overview.md", "Marine Autonomy Lab", "organization"),
+        ("company-overview.md", "Series B", "event"),
+        ("2025-skua-3-launch.md", "North Sea", "location"),
+        ("2025-skua-3-launch.md", "Anselm Roode", "person"),
+        ("zh-2024-zhoushan-field-report.md", "周明哲", "person"),
+        ("zh-2024-zhoushan-field-report.md", "Zhou Mingzhe", "person"),
+        ("zh-2024-zhoushan-field-report.md", "东海海洋感知研究所", "organization"),
+        ("zh-2024-zhoushan-field-report.md", "ESIOS", "organization"),
+        ("zh-2024-zhoushan-field-report.md", "舟山", "location"),
+        ("zh-2025-qinglan-marine-distribution.md", "青澜海洋装备", "organization"),
+        ("zh-2025-qinglan-marine-distribution.md", "林海涛", "person"),
+        ("zh-2025-qinglan-marine-distribution.md", "卑尔根", "location"),
+    ],
+)
+def test_entity_types_follow_the_evidence(document: str, name: str, entity_type: str) -> None:
+    assert types_in(document)[entity_key(name)] == entity_type
+
+
+@pytest.mark.parametrize(
+    "noise",
+    ["The", "Chief", "Published", "Finding 1", "Norwegian", "EUR", "March", "O-rings", "Under"],
+)
+def test_sentence_starts_titles_dates_and_words_are_not_entities(noise: str) -> None:
+    assert entity_key(noise) not in corpus_keys()
+
+
+def test_compound_runs_are_split_at_known_names() -> None:
+    keys = corpus_keys()
+    assert "halvorsen aquatics tern" not in keys
+    assert "china gannet fleet" not in keys
+    assert "marine autonomy lab of northmere university" not in keys
+    assert "east china sea institute of ocean sensing" in keys
+
+
+def test_cooccurrence_relations_weights_and_descriptions() -> None:
+    text = (
+        "Mira Okafor met Lena Voss in Bergen. Mira Okafor and Lena Voss signed the supply plan.\n"
+        "Lena Voss reviewed the supply audit."
+    )
+    result = extract_offline(text)
+    relations = {frozenset((r.source, r.target)): r for r in result.relations}
+    pair = relations[frozenset(("Mira Okafor", "Lena Voss"))]
+    assert pair.weight == 2.0
+    assert pair.description.splitlines() == [
+        "Mira Okafor met Lena Voss in Bergen.",
+        "Mira Okafor and Lena Voss signed the supply plan.",
+    ]
+    assert set(pair.keywords.split(", ")) >= {"met", "signed", "supply", "plan"}
+    lena = next(e for e in result.entities if e.name == "Lena Voss")
+    assert lena.description.count("\n") == 2  # three sentences name her
+    assert len(relations) == 3  # Okafor-Voss, Okafor-Bergen, Voss-Bergen
+
+
+def test_a_list_of_names_relates_neighbours_not_every_pair() -> None:
+    text = "The board has Ada Nwosu, Bram Keller, Cleo Varga, Dov Amsel and Eli Moreno."
+    result = extract_offline(text)
+    assert len(result.entities) == 5
+    pairs = {frozenset((r.source, r.target)) for r in result.relations}
+    assert len(pairs) == 7  # each name with the next two
+    assert frozenset(("Ada Nwosu", "Cleo Varga")) in pairs
+    assert frozenset(("Ada Nwosu", "Dov Amsel")) not in pairs
+
+
+def test_relations_never_loop_and_join_listed_entities() -> None:
+    for path in sorted(CORPUS.iterdir()):
+        result = extracted(path.name)
+        keys = {entity_key(e.name) for e in result.entities}
+        for relation in result.relations:
+            assert entity_key(relation.source) != entity_key(relation.target)
+            assert {entity_key(relation.source), entity_key(relation.target)} <= keys
+            assert relation.weight >= 1.0 and relation.description
+
+
+def test_chinese_names_and_their_latin_aliases() -> None:
+    result = extract_offline("研究所高级工程师周明哲（Zhou Mingzhe）在宁波工作。周明哲去了卑尔根。")
+    types = {e.name: e.type for e in result.entities}
+    assert types["周明哲"] == "person"
+    assert types["Zhou Mingzhe"] == "person"
+    assert types["宁波"] == "location"
+    assert "研究所" not in types
+    pair = next(r for r in result.relations if {r.source, r.target} == {"周明哲", "Zhou Mingzhe"})
+    assert pair.weight == 1.0
+
+
+def test_sentences_join_wrapped_lines_and_keep_headings_apart() -> None:
+    text = (
+        "# A heading\nThe board met Dr. Chen Ruolan\nin Ningbo. Then it left.\n"
+        "- item one\n  wraps here\n\n报告人：周明哲\n句子一。句子二！"
+    )
+    assert split_sentences(text) == [
+        "A heading",
+        "The board met Dr. Chen Ruolan in Ningbo.",
+        "Then it left.",
+        "item one wraps here",
+        "报告人：周明哲",
+        "句子一。",
+        "句子二！",
+    ]
+
+
+async def test_the_extractor_protocol_runs_it_off_the_event_loop() -> None:
+    extractor = NLPExtractor()
+    text = (CORPUS / "2023-tern-s3-launch.md").read_text(encoding="utf-8")
+    assert extractor.name == "nlp"
+    assert await extractor.extract(text) == extract_offline(text)
+    assert (await extractor.extract(text)).cache_keys == ()
+
+
+def test_nothing_in_nothing_out() -> None:
+    assert extract_offline("") == ExtractionResult()
+    assert extract_offline("just lowercase words here.") == ExtractionResult()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.one_of(
+        st.text(),
+        st.lists(
+            st.sampled_from(
+                ["Tern S3", "周明哲", "（", "(ESIOS)", ". ", "\n", "Dr.", "of", "University", "的"]
+            ),
+            max_size=30,
+        ).map(" ".join),
+    )
+)
+def test_any_text_gives_a_result(text: str) -> None:
+    result = extract_offline(text)
+    assert result == extract_offline(text)
+    names = {entity_key(e.name) for e in result.entities}
+    assert len(names) == len(result.entities)
