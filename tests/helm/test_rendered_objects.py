@@ -268,9 +268,13 @@ def test_keda_scales_the_indexer_on_lag_up_to_the_partition_count(render: Render
     assert (scaled["minReplicaCount"], scaled["maxReplicaCount"]) == (1, 12)
     topics = {t["metadata"]["topic"] for t in scaled["triggers"]}
     assert topics == {"ragstream.documents", "ragstream.graph-merge"}
+    groups = {t["metadata"]["topic"]: t["metadata"]["consumerGroup"] for t in scaled["triggers"]}
+    assert groups == {
+        "ragstream.documents": "ragstream-indexer",
+        "ragstream.graph-merge": "ragstream-indexer.graph-merge",
+    }
     for trigger in scaled["triggers"]:
         assert trigger["type"] == "kafka"
-        assert trigger["metadata"]["consumerGroup"] == "ragstream-indexer"
         assert trigger["metadata"]["lagThreshold"] == "200"
         assert trigger["metadata"]["allowIdleConsumers"] == "false"
     assert "replicas" not in deployment(manifests, "indexer")["spec"]
