@@ -1,0 +1,120 @@
+"""Reranking the merged chunks of a query with a cross-encoder (DESIGN.md section 5, step 5).
+
+The step never fails a query: without a reranker it is skipped, and a reranker that still
+fails after its retries leaves the retrieval order in place; the response's notes say which.
+Under load it reranks only the best `degrade_top` chunks (by retrieval order) and appends the
+rest unreranked: a query that would otherwise wait behind other reranks, or run past its
+deadline, gets most of the gain (the top of a fused list holds most of the relevant chunks)
+for a fraction of the cost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+
+from ragstream.common.config import RerankConfig
+from ragstream.common.providers import ProviderError
+from ragstream.common.providers.rerank import Reranker
+from ragstream.query.types import ContextChunk, QueryOptions
+
+SKIPPED_NOTE = "rerank skipped: no reranker configured"
+
+
+@dataclass(frozen=True, slots=True)
+class LoadSignal:
+    """How busy the process is when a rerank starts."""
+
+    in_flight: int = 0
+    """Reranks already running or waiting in this process (this one not counted)."""
+    seconds_left: float | None = None
+    """Time left before the query's deadline; None: the query has no deadline."""
+
+
+class RerankGauge:
+    """Counts the reranks in flight in one process: its queue depth, for `LoadSignal`.
+
+    One per query service, owned by whoever runs the query pipeline:
+
+        with gauge.track(seconds_left) as load:
+            outcome = await rerank_chunks(reranker, query, chunks, options, load, cfg)
+    """
+
+    def __init__(self) -> None:
+        self.in_flight = 0
+
+    @contextlib.contextmanager
+    def track(self, seconds_left: float | None = None) -> Iterator[LoadSignal]:
+        signal = LoadSignal(self.in_flight, seconds_left)
+        self.in_flight += 1
+        try:
+            yield signal
+        finally:
+            self.in_flight -= 1
+
+
+@dataclass(frozen=True, slots=True)
+class RerankOutcome:
+    chunks: list[ContextChunk]
+    """Best first: reranked chunks carry their rerank score in `score`; chunks left out of a
+    degraded rerank follow in retrieval order with their retrieval score."""
+    note: str | None = None
+    """For the response's notes when the step was skipped, degraded or failed."""
+
+
+def degraded(load: LoadSignal, cfg: RerankConfig) -> bool:
+    """Whether load calls for reranking only the top `degrade_top` chunks."""
+    if load.in_flight > cfg.degrade_queue_depth:
+        return True
+    return load.seconds_left is not None and load.seconds_left < cfg.degrade_deadline_s
+
+
+def apply_scores(
+    chunks: Sequence[ContextChunk], scores: Sequence[float], min_score: float
+) -> list[ContextChunk]:
+    """`chunks` with their rerank scores, best first (ties keep retrieval order), without
+    those scoring below `min_score`. A floor of 0 or less filters nothing: the request field
+    cannot tell unset from 0, and some models score relevant text below 0."""
+    if len(scores) != len(chunks):
+        raise ValueError(f"{len(scores)} scores for {len(chunks)} chunks")
+    scored = [replace(chunk, score=score) for chunk, score in zip(chunks, scores, strict=True)]
+    scored.sort(key=lambda chunk: -chunk.score)
+    if min_score > 0:
+        scored = [chunk for chunk in scored if chunk.score >= min_score]
+    return scored
+
+
+async def rerank_chunks(
+    reranker: Reranker | None,
+    query: str,
+    chunks: Sequence[ContextChunk],
+    options: QueryOptions,
+    load: LoadSignal,
+    cfg: RerankConfig,
+) -> RerankOutcome:
+    """The chunks reordered by the reranker, filtered by `options.min_rerank_score` and cut to
+    `options.chunk_top_k` (and `cfg.top_n` when set). Never raises for a reranker failure."""
+    keep = options.chunk_top_k
+    if not options.enable_rerank or not chunks:
+        return RerankOutcome(list(chunks[:keep]))
+    if reranker is None:
+        return RerankOutcome(list(chunks[:keep]), SKIPPED_NOTE)
+    head, tail, note = list(chunks), [], None
+    if degraded(load, cfg) and len(chunks) > cfg.degrade_top:
+        head, tail = head[: cfg.degrade_top], head[cfg.degrade_top :]
+        note = f"rerank degraded: only the top {cfg.degrade_top} reranked (load)"
+    try:
+        # A rerank must not outlive the query: what time is left bounds all its retries.
+        async with asyncio.timeout(load.seconds_left):
+            scores = await reranker.rerank(query, [chunk.content for chunk in head])
+    except ProviderError as exc:
+        return RerankOutcome(list(chunks[:keep]), f"rerank failed: {exc}; original order kept")
+    except TimeoutError:
+        reason = f"no answer within the {load.seconds_left or 0:.2f} s left before the deadline"
+        return RerankOutcome(list(chunks[:keep]), f"rerank failed: {reason}; original order kept")
+    if cfg.top_n:
+        keep = min(keep, cfg.top_n)
+    ranked = apply_scores(head, scores, options.min_rerank_score) + tail
+    return RerankOutcome(ranked[:keep], note)
