@@ -55,7 +55,7 @@ DOCS: dict[str, dict[str, Any]] = {
 
 
 @pytest.fixture
-async def client(elasticsearch_node: ElasticsearchNode) -> AsyncIterator[AsyncElasticsearch]:  # noqa: F811
+async def client(elasticsearch_node: ElasticsearchNode) -> AsyncIterator[AsyncElasticsearch]:
     es = AsyncElasticsearch(elasticsearch_node.url, request_timeout=30)
     try:
         yield es
@@ -125,7 +125,7 @@ async def test_bm25_match_ranks_by_term_frequency(client: AsyncElasticsearch, in
 
 
 async def test_write_to_missing_index_is_refused(
-    elasticsearch_node: ElasticsearchNode,  # noqa: F811
+    elasticsearch_node: ElasticsearchNode,
     client: AsyncElasticsearch,
 ) -> None:
     if elasticsearch_node.run_dir is None:

@@ -89,7 +89,10 @@ def test_round_robin_and_weight_pick() -> None:
 
 
 def test_keywords_from_the_model_are_repaired_or_empty() -> None:
-    reply = 'Sure!\n```json\n{"high_level_keywords": ["recalls",], "low_level_keywords": ["Tern S3"]}\n```'
+    reply = (
+        "Sure!\n```json\n"
+        '{"high_level_keywords": ["recalls",], "low_level_keywords": ["Tern S3"]}\n```'
+    )
     parsed = parse_keywords(reply)
     assert parsed.high == ("recalls",) and parsed.low == ("Tern S3",)
     assert parse_keywords("no json here").high == ()

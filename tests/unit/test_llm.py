@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+
 from ragstream.common.config import LLMConfig
 from ragstream.common.providers import ProviderError
 from ragstream.common.providers.llm import ChatMessage, OpenAIChat, build_chat_model

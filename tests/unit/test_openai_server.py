@@ -13,6 +13,7 @@ import numpy as np
 import openai
 import pytest
 from openai import AsyncOpenAI
+
 from ragstream.common.providers.embedding import hash_embed
 from ragstream.testing.openai_server import OpenAITestServer
 from ragstream.testing.openai_wire import split_tokens

@@ -29,6 +29,7 @@ from typing import Literal
 
 import numpy as np
 from aiohttp import web
+
 from ragstream.common.providers.embedding import Matrix, hash_embed
 from ragstream.testing.openai_wire import (
     Body,

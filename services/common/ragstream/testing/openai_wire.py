@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
+
 from ragstream.common.providers.embedding import Matrix
 
 Body = dict[str, Any]

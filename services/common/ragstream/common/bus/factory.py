@@ -37,7 +37,6 @@ async def _sqlite_bus(settings: Settings, db: EmbeddedDatabase) -> Bus:
 
 async def _kafka_bus(settings: Settings, db: EmbeddedDatabase) -> Bus:
     from ragstream.common.bus.kafka import KafkaBus
-
     from ragstream.common.bus.kafka_progress import group_lag
 
     bus = await KafkaBus.open(settings.bus, settings.indexer.max_document_bytes)

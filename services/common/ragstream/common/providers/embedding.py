@@ -16,6 +16,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 import openai
+
 from ragstream.common.config import ConfigError, EmbeddingConfig
 from ragstream.common.providers import ProviderError, openai_client
 from ragstream.common.text.analyzer import analyze

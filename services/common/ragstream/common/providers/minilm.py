@@ -21,9 +21,10 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 import onnxruntime as ort  # type: ignore[import-untyped]
+from tokenizers import Tokenizer
+
 from ragstream.common.providers import ProviderError
 from ragstream.common.providers.embedding import Matrix, l2_normalize
-from tokenizers import Tokenizer
 
 NAME = "minilm:all-MiniLM-L6-v2-int8"
 DIMENSIONS = 384
