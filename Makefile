@@ -40,13 +40,13 @@ lint: setup
 
 test: lint
 	bash scripts/helm.sh path >/dev/null
-	RAGSTREAM_TEST_DATA=$(DATA) $(BIN)/python -m pytest -q tests
+	RAGSTREAM_TEST_DATA=$(DATA) $(BIN)/python -m pytest -q tests --ignore=tests/bench
 
 demo: setup
 	$(BIN)/python -m ragstream.cli.main demo --corpus demo/corpus
 
 bench: setup
-	RAGSTREAM_TEST_DATA=$(DATA) $(BIN)/python -m pytest -q -s tests/bench -p no:cacheprovider
+	RAGSTREAM_TEST_DATA=$(DATA) $(BIN)/python -m pytest -q -s tests/bench -o python_files='bench_*.py test_*.py'
 
 clean:
 	rm -rf $(VENV) $(GEN) .cache build

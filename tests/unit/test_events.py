@@ -30,7 +30,7 @@ def test_json_events_are_accepted() -> None:
     value = json.dumps(
         {"workspace": "ws", "docId": "d", "version": "5", "upsert": {"content": "text"}}
     ).encode()
-    change = decode(as_record(value, content_type=b"application/json"), 10_000)
+    change = decode(as_record(value, key="ws/d", content_type=b"application/json"), 10_000)
     assert (change.doc_id, change.version, change.content, change.deleted) == (
         "d",
         5,
@@ -84,3 +84,9 @@ def test_oversized_events_are_poison() -> None:
     change = DocumentChange("ws", "d", 1, False, "x" * 5000)
     with pytest.raises(PoisonEvent, match="exceeds the limit"):
         decode(as_record(encode(change).value), 1000)
+
+
+def test_a_key_that_does_not_match_the_event_is_poison() -> None:
+    record = encode(DocumentChange("ws", "doc-1", 1, False, "text"))
+    with pytest.raises(PoisonEvent, match="does not match"):
+        decode(as_record(record.value, key="ws/other"), 10_000)

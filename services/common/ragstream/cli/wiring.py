@@ -6,7 +6,8 @@ LLM is configured, the two keyed consumers of the indexer, the query engine.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from ragstream.common.bus.factory import Bus
@@ -14,8 +15,8 @@ from ragstream.common.bus.topics import Topics
 from ragstream.common.config import Settings
 from ragstream.common.events import DocumentChange, MergeKey, decode_merge
 from ragstream.common.models import Chunk, Mention
-from ragstream.common.providers.scheduler import EmbeddingScheduler, Priority
 from ragstream.common.providers.llm import ChatModel
+from ragstream.common.providers.scheduler import EmbeddingScheduler, Priority
 from ragstream.indexer.consumer import KeyedConsumer, document_consumer
 from ragstream.indexer.extract.llm_extractor import LLMExtractor
 from ragstream.indexer.extract.names import entity_key
@@ -29,6 +30,7 @@ from ragstream.query.engine import QueryEngine
 from ragstream.query.stages.context import QueryStores
 
 MERGE_GROUP_SUFFIX = ".graph-merge"
+SETTLE_POLL_S = 0.2
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +80,23 @@ def build_engine(settings: Settings, stores: QueryStores, providers: Providers) 
     )
 
 
+def documents_drained(
+    bus: Bus, group_id: str, topic: str, limit_s: float
+) -> Callable[[asyncio.Event], Awaitable[None]]:
+    """Waits (at most limit_s) until the document stage has committed everything queued."""
+
+    async def settle(stop: asyncio.Event) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + limit_s
+        # Polls: committed offsets live in the bus, which signals nothing when they move.
+        while not stop.is_set() and loop.time() < deadline:
+            if await bus.pending(group_id, [topic]) == 0:
+                return
+            await asyncio.sleep(SETTLE_POLL_S)
+
+    return settle
+
+
 def build_stage_consumers(
     settings: Settings, stores: QueryStores, bus: Bus, providers: Providers, topics: Topics
 ) -> tuple[KeyedConsumer[DocumentChange], KeyedConsumer[MergeKey]]:
@@ -117,7 +136,15 @@ def build_stage_consumers(
         topics.documents_dlt,
         decode_merge,
         merger.apply,
-        settings.indexer.model_copy(update={"concurrency": settings.indexer.merge_concurrency}),
+        settings.indexer.model_copy(
+            update={
+                "concurrency": settings.indexer.merge_concurrency,
+                "batch_size": settings.indexer.merge_batch_size,
+            }
+        ),
         latest_only=True,
+        settle=documents_drained(
+            bus, settings.bus.group_id, topics.documents, settings.indexer.merge_settle_s
+        ),
     )
     return documents, merges

@@ -45,6 +45,39 @@ class ServerConfig(Section):
     """Queries answered at once; more wait in the queue."""
     max_queued_queries: int = Field(256, ge=0)
     """Queries allowed to wait; beyond that a query gets RESOURCE_EXHAUSTED."""
+    max_concurrent_publishes: int = Field(16, ge=1)
+    """PublishDocuments and DeleteDocuments calls served at once; more wait in the queue."""
+    max_queued_publishes: int = Field(64, ge=0)
+    """Publish and delete calls allowed to wait; beyond that RESOURCE_EXHAUSTED."""
+
+
+class AuthConfig(Section):
+    """Who may call the gRPC services, and for which workspaces.
+
+    Off by default so that the embedded demo runs with no setup; `serve` warns when it
+    listens beyond loopback while off. Health checks and reflection never need a token.
+    """
+
+    enabled: bool = False
+    """Require `authorization: Bearer <token>` on every QueryService and IngestService call."""
+    tokens_file: Path | None = None
+    """TOML or JSON file: `[[tokens]]` entries with `name`, `sha256` (hex digest of the token;
+    or `token`, the token itself) and `workspaces` (names, or "*" for all)."""
+    tls_cert: Path | None = None
+    """PEM certificate chain of the server; with tls_key, the server speaks TLS."""
+    tls_key: Path | None = None
+    client_ca: Path | None = None
+    """PEM CA bundle; when set, clients must present a certificate it signed (mTLS)."""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> AuthConfig:
+        if self.enabled and self.tokens_file is None:
+            raise ValueError("auth.tokens_file is required when auth.enabled is true")
+        if (self.tls_cert is None) != (self.tls_key is None):
+            raise ValueError("auth.tls_cert and auth.tls_key must be set together")
+        if self.client_ca is not None and self.tls_cert is None:
+            raise ValueError("auth.client_ca needs auth.tls_cert and auth.tls_key (mTLS)")
+        return self
 
 
 class ChunkingConfig(Section):
@@ -260,6 +293,11 @@ class IndexerConfig(Section):
     """Documents processed at once (each document's events stay in order)."""
     merge_concurrency: int = Field(32, ge=1, le=1024)
     """Entity and relation keys merged at once; their embeddings share provider calls."""
+    merge_batch_size: int = Field(1000, ge=1)
+    """Graph-merge events per poll; a key seen several times in one poll is merged once."""
+    merge_settle_s: float = Field(5.0, ge=0)
+    """While document events are queued, merges wait up to this long for them: a burst of
+    changes that touch one key then costs one merge (and one summary), not one each."""
     batch_size: int = Field(64, ge=1)
     retry_backoff_s: float = Field(1.0, gt=0)
     max_retries: int = Field(5, ge=0)
@@ -281,6 +319,7 @@ class Settings(BaseSettings):
     """The workspace used when a request names none."""
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     server: ServerConfig = ServerConfig()
+    auth: AuthConfig = AuthConfig()
     chunking: ChunkingConfig = ChunkingConfig()
     embedding: EmbeddingConfig = EmbeddingConfig()
     llm: LLMConfig = LLMConfig()

@@ -18,6 +18,7 @@ from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 
 from ragstream.common.bus.protocols import BusRecord, OutgoingRecord
+from ragstream.common.telemetry import trace_headers
 from ragstream.v1 import events_pb2
 
 CONTENT_TYPE_PROTOBUF = b"application/protobuf"
@@ -52,7 +53,8 @@ class DocumentChange:
 
 
 def encode(change: DocumentChange) -> OutgoingRecord:
-    """The bus record for a change (protobuf value, CloudEvents binary-mode headers)."""
+    """The bus record for a change (protobuf value, CloudEvents binary-mode headers), with
+    the current trace context (W3C traceparent) when encoded inside a span."""
     event = events_pb2.DocumentEvent(
         workspace=change.workspace,
         doc_id=change.doc_id,
@@ -73,6 +75,7 @@ def encode(change: DocumentChange) -> OutgoingRecord:
         ("ce_id", event.event_id.encode()),
         ("ce_source", b"ragstream"),
         ("ce_type", CE_TYPE_DELETED if change.deleted else CE_TYPE_UPSERTED),
+        *trace_headers(),
     )
     return OutgoingRecord(key=change.key, value=event.SerializeToString(), headers=headers)
 
@@ -84,7 +87,11 @@ def decode(record: BusRecord, max_bytes: int) -> DocumentChange:
     if len(record.value) > max_bytes:
         raise PoisonEvent(f"event of {len(record.value)} bytes exceeds the limit of {max_bytes}")
     event = _parse(record.value, record.header("content-type") or CONTENT_TYPE_PROTOBUF)
-    return _validate(event)
+    change = _validate(event)
+    if record.key and record.key != change.key:
+        # The key decides the partition, so a wrong one would break per-document order.
+        raise PoisonEvent(f"record key {record.key!r} does not match the event's {change.key!r}")
+    return change
 
 
 def _tombstone(record: BusRecord) -> DocumentChange:
@@ -161,7 +168,7 @@ def encode_merge(item: MergeKey) -> OutgoingRecord:
     return OutgoingRecord(
         key=f"{item.workspace}/{item.key}",
         value=event.SerializeToString(),
-        headers=(("content-type", CONTENT_TYPE_PROTOBUF),),
+        headers=(("content-type", CONTENT_TYPE_PROTOBUF), *trace_headers()),
     )
 
 

@@ -15,18 +15,36 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar, runtime_checkable
+
+from opentelemetry import trace
+from opentelemetry.trace import Link
 
 from ragstream.common.bus.protocols import BusRecord, Consumer, OutgoingRecord, Publisher
+from ragstream.common.bus.spans import consumer_span
 from ragstream.common.config import IndexerConfig
 from ragstream.common.events import DocumentChange, PoisonEvent, decode
+from ragstream.common.instruments import consumer_lag, record_dead_letter
+from ragstream.common.telemetry import links_of, mark_failed
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 Apply = Callable[[DocumentChange], Awaitable[object]]
 MAX_BACKOFF_S = 30.0
+LAG_INTERVAL_S = 5.0
+"""How often the consumer's lag is measured for the consumer-lag metric."""
+
+
+@runtime_checkable
+class ReportsLag(Protocol):
+    """A consumer that can tell how far its group is behind (both bus backends can)."""
+
+    async def lag(self) -> dict[tuple[str, int], int]:
+        """Per (topic, partition) read by this member, records not committed yet."""
+        ...
 
 
 class Stopped(Exception):
@@ -65,7 +83,9 @@ class KeyedConsumer(Generic[T]):
         apply: Callable[[T], Awaitable[object]],
         cfg: IndexerConfig,
         latest_only: bool = False,
+        settle: Callable[[asyncio.Event], Awaitable[None]] | None = None,
     ) -> None:
+        self._settle = settle
         self._consumer = consumer
         self._publisher = publisher
         self._dlt = dead_letter_topic
@@ -75,9 +95,14 @@ class KeyedConsumer(Generic[T]):
         self._latest_only = latest_only
         self._slots = asyncio.Semaphore(cfg.concurrency)
         self._batch: asyncio.Task[bool] | None = None
+        self._lag_due = 0.0
+        self._lag_partitions: set[tuple[str, int]] = set()
 
     async def run(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
+            await self._report_lag()
+            if self._settle is not None:
+                await self._settle(stop)
             records = await self._consumer.poll(self._cfg.batch_size, timeout=0.5)
             if not records:
                 continue
@@ -103,7 +128,23 @@ class KeyedConsumer(Generic[T]):
 
     async def close(self) -> None:
         """Closes the bus consumer (leaving its group); call after `run` returned."""
+        consumer_lag.forget(self._lag_partitions)
         await self._consumer.close()
+
+    async def _report_lag(self) -> None:
+        """Measures the lag for the consumer-lag gauge, at most every LAG_INTERVAL_S."""
+        now = time.monotonic()
+        if not isinstance(self._consumer, ReportsLag) or now < self._lag_due:
+            return
+        self._lag_due = now + LAG_INTERVAL_S
+        try:
+            lag = await self._consumer.lag()
+        except Exception as exc:  # noqa: BLE001 - a metric must never stop consumption
+            log.debug("consumer lag unavailable: %s", exc)
+            return
+        consumer_lag.forget(self._lag_partitions - lag.keys())
+        consumer_lag.update(lag)
+        self._lag_partitions = set(lag)
 
     def abandon_in_flight(self) -> None:
         """Cancels the batch being processed, which is then not committed: a rebalance gave
@@ -128,17 +169,26 @@ class KeyedConsumer(Generic[T]):
 
     async def _process_key(self, records: list[BusRecord], stop: asyncio.Event) -> None:
         async with self._slots:
-            for record in records[-1:] if self._latest_only else records:
+            if self._latest_only:
+                # The last record serves the earlier ones too: its span links their traces.
+                await self._process_record(records[-1], stop, links_of(records[:-1]))
+                return
+            for record in records:
                 await self._process_record(record, stop)
 
-    async def _process_record(self, record: BusRecord, stop: asyncio.Event) -> None:
-        try:
-            item = self._decode(record)
-        except PoisonEvent as exc:
-            log.warning("dead-lettering %s@%d: %s", record.topic, record.offset, exc)
-            await self._publisher.publish(self._dlt, [dead_letter(record, exc)])
-            return
-        await self._with_retries(item, record, stop)
+    async def _process_record(
+        self, record: BusRecord, stop: asyncio.Event, links: Sequence[Link] = ()
+    ) -> None:
+        with consumer_span(record, links) as span:
+            try:
+                item = self._decode(record)
+            except PoisonEvent as exc:
+                log.warning("dead-lettering %s@%d: %s", record.topic, record.offset, exc)
+                mark_failed(span, exc)
+                record_dead_letter(record.topic)
+                await self._publisher.publish(self._dlt, [dead_letter(record, exc)])
+                return
+            await self._with_retries(item, record, stop)
 
     async def _with_retries(self, item: T, record: BusRecord, stop: asyncio.Event) -> None:
         delay = self._cfg.retry_backoff_s
@@ -146,10 +196,11 @@ class KeyedConsumer(Generic[T]):
             try:
                 await self._apply(item)
                 return
-            except Exception:  # any failure here is retried, never skipped
+            except Exception as exc:  # any failure here is retried, never skipped
                 log.exception(
                     "%s@%d (key %s) failed; retrying", record.topic, record.offset, record.key
                 )
+                trace.get_current_span().add_event("retry", {"error.type": type(exc).__name__})
             # On shutdown the record stays uncommitted and is re-delivered after restart.
             try:
                 await asyncio.wait_for(stop.wait(), delay)

@@ -11,7 +11,8 @@ from aiokafka.admin import AIOKafkaAdminClient
 async def group_lag(bootstrap: str, group_id: str, topics: Sequence[str]) -> int:
     """Records in `topics` that `group_id` has not committed yet (all partitions)."""
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    reader = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
+    # Subscribed (without a group) so that it fetches the topics' partition metadata.
+    reader = AIOKafkaConsumer(*topics, bootstrap_servers=bootstrap, enable_auto_commit=False)
     await admin.start()
     await reader.start()
     try:

@@ -269,6 +269,11 @@ class SqliteConsumer:
             self._positions[record.topic] = record.offset + 1
         return records
 
+    async def lag(self) -> dict[tuple[str, int], int]:
+        """Per (topic, partition), how many records the group has not committed yet."""
+        lag = await self._log.lag(self.group_id, self.topics)
+        return {(topic, PARTITION): count for topic, count in lag.items()}
+
     async def commit(self, records: Sequence[BusRecord]) -> None:
         """Durably stores, per topic, the highest offset + 1; commits never move back."""
         ends: dict[str, int] = {}
