@@ -6,6 +6,7 @@ passage, gleaning prompts with nothing new, and summary prompts with a fixed sen
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -44,7 +45,7 @@ def responder(messages: list[dict[str, Any]], body: dict[str, Any]) -> str:
     ]
     lines += [
         f"relation<|#|>{a}<|#|>{b}<|#|>mentioned together<|#|>{a} and {b} appear together."
-        for a, b in zip(names, names[1:], strict=False)
+        for a, b in itertools.pairwise(names)
     ]
     return "\n".join([*lines, "<|COMPLETE|>"])
 
