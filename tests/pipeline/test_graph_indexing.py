@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import random
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from ragstream.common.events import DocumentChange
 from ragstream.common.models import Collection, SearchFilter, relation_key
 from ragstream.common.text.analyzer import analyze
+from ragstream.testing.openai_server import OpenAITestServer
+from tests.pipeline.test_llm_costs import responder
 from tests.support.pipeline import embedded_settings, running_pipeline
 
 WS = "kg"
@@ -65,9 +71,29 @@ def corpus_events() -> list[DocumentChange]:
     return events
 
 
-async def test_duplicated_and_shuffled_delivery_changes_nothing(tmp_path: Path) -> None:
+@pytest.mark.parametrize("extractor", ["nlp", "llm"])
+async def test_duplicated_and_shuffled_delivery_changes_nothing(
+    tmp_path: Path, extractor: str
+) -> None:
     events = corpus_events()
-    async with running_pipeline(embedded_settings(tmp_path / "clean")) as pipeline:
+    async with contextlib.AsyncExitStack() as stack:
+        extra: dict[str, Any] = {}
+        if extractor == "llm":
+            llm = await stack.enter_async_context(OpenAITestServer(responder=responder))
+            extra["llm"] = {"provider": "openai", "model": "m", "base_url": llm.base_url}
+        clean, replayed = await _clean_and_noisy_runs(tmp_path, events, extra)
+        if extractor == "llm":
+            assert llm.log.completed["chat"] > 0
+    assert clean["entities"] and clean["relations"] and clean["chunks"]
+    for part in ("documents", "chunks", "entities", "relations", "nodes", "edges", "mentions"):
+        assert replayed[part] == clean[part], part
+    assert len(clean["documents"]) == 8
+
+
+async def _clean_and_noisy_runs(
+    tmp_path: Path, events: list[DocumentChange], extra: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    async with running_pipeline(embedded_settings(tmp_path / "clean", **extra)) as pipeline:
         await pipeline.publish(events)
         await pipeline.idle()
         clean = await pipeline.dump(WS)
@@ -79,17 +105,13 @@ async def test_duplicated_and_shuffled_delivery_changes_nothing(tmp_path: Path) 
     for group in by_key.values():
         rng.shuffle(group)
     noisy = [e for group in by_key.values() for e in group]
-    async with running_pipeline(embedded_settings(tmp_path / "noisy")) as pipeline:
+    async with running_pipeline(embedded_settings(tmp_path / "noisy", **extra)) as pipeline:
         # Batches of three make replays land in separate polls as well as within one.
         for start in range(0, len(noisy), 3):
             await pipeline.publish(noisy[start : start + 3])
         await pipeline.idle()
         replayed = await pipeline.dump(WS)
-
-    assert clean["entities"] and clean["relations"] and clean["chunks"]
-    for part in ("documents", "chunks", "entities", "relations", "nodes", "edges", "mentions"):
-        assert replayed[part] == clean[part], part
-    assert len(clean["documents"]) == 8
+    return clean, replayed
 
 
 async def test_entities_are_searchable_by_name(tmp_path: Path) -> None:
