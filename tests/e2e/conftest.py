@@ -35,8 +35,12 @@ def publish_and_wait(
                 workspace=workspace, doc_ids=[r.doc_id for r in published]
             )
         ).documents
-        if len(statuses) == len(published) and all(
-            s.state == common_pb2.DOCUMENT_STATE_PROCESSED for s in statuses
+        progress = stub.GetIndexingProgress(ingest_pb2.GetIndexingProgressRequest())
+        graph_done = (progress.pending_document_events, progress.pending_graph_merges) == (0, 0)
+        if (
+            graph_done
+            and len(statuses) == len(published)
+            and all(s.state == common_pb2.DOCUMENT_STATE_PROCESSED for s in statuses)
         ):
             return list(statuses)
         time.sleep(0.2)

@@ -88,7 +88,7 @@ async def test_first_token_arrives_before_the_llm_finishes(
         if kind == "delta" and first_delta_at is None:
             first_delta_at = time.monotonic() - started
             assert llm.log.completed["chat"] == indexing_calls, "the LLM had already finished"
-    await channel.close()
+    await channel.close(grace=None)
     assert kinds[0] == "context" and kinds[-1] == "end"
     assert kinds.count("delta") > 3
     assert first_delta_at is not None
@@ -107,4 +107,4 @@ async def test_cancelling_the_call_cancels_the_upstream_request(
     async with asyncio.timeout(10):
         await llm.log.wait_for(lambda log: log.cancelled["chat"] >= 1)
     assert llm.log.completed["chat"] == indexing_calls
-    await channel.close()
+    await channel.close(grace=None)

@@ -26,9 +26,10 @@ SHARED_B = "Mira Okafor presented the Skua 3 drone in Bergen with Tomasz Brejcha
 
 
 def question(
-    text: str, mode: Mode, doc_ids: frozenset[str] = frozenset(), **params: int
+    text: str, mode: Mode, doc_ids: frozenset[str] = frozenset(), chunk_top_k: int = 0
 ) -> QueryInput:
-    options = replace(query_options(query_pb2.QueryParams(**params), QueryDefaults()), mode=mode)
+    params = query_pb2.QueryParams(chunk_top_k=chunk_top_k)
+    options = replace(query_options(params, QueryDefaults()), mode=mode)
     return QueryInput(WS, text, options, SearchFilter(doc_ids=doc_ids))
 
 

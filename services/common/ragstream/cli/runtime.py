@@ -28,11 +28,15 @@ from ragstream.common.providers.embedding import build_embedder
 from ragstream.common.providers.llm import build_chat_model
 from ragstream.common.providers.scheduler import EmbeddingScheduler
 from ragstream.common.storage.factory import EmbeddedDatabase, open_stores
+from ragstream.common.telemetry import telemetry_session
 from ragstream.indexer.consumer import KeyedConsumer
+from ragstream.query.auth import build_authenticator, server_credentials, warn_if_exposed
 from ragstream.query.ingest import IngestServicer
+from ragstream.query.interceptors import Gate, admissions
 from ragstream.query.server import GrpcServer
 from ragstream.query.service import QueryServicer
 from ragstream.query.stages.context import QueryStores
+from ragstream.query.validation import Limits
 
 log = logging.getLogger(__name__)
 
@@ -77,10 +81,31 @@ def build_server(settings: Settings, backends: Backends, listen: str) -> GrpcSer
         backends.topics.documents,
         backends.stores.docs,
         settings.workspace,
-        settings.indexer.max_document_bytes,
         progress=lambda: indexing_progress(settings, backends),
     )
-    return GrpcServer(listen, query, ingest, settings.server.max_message_mb)
+    warn_if_exposed(listen, settings.auth)
+    return GrpcServer(
+        listen,
+        query,
+        ingest,
+        settings.server.max_message_mb,
+        interceptors=[build_gate(settings)],
+        credentials=server_credentials(settings.auth),
+    )
+
+
+def build_gate(settings: Settings) -> Gate:
+    """Authentication, request rules, tenancy, admission and deadlines for every call."""
+    server = settings.server
+    return Gate(
+        Limits(max_document_bytes=settings.indexer.max_document_bytes),
+        settings.workspace,
+        build_authenticator(settings.auth),
+        admissions(
+            queries=(server.max_concurrent_queries, server.max_queued_queries),
+            publishes=(server.max_concurrent_publishes, server.max_queued_publishes),
+        ),
+    )
 
 
 async def indexing_progress(settings: Settings, backends: Backends) -> tuple[int, int]:
@@ -127,7 +152,8 @@ async def serve(settings: Settings, listen: str, with_indexer: bool = True) -> N
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    async with open_backends(settings) as backends:
+    telemetry = telemetry_session("ragstream", settings.bus.backend)
+    async with telemetry, open_backends(settings) as backends:
         server = build_server(settings, backends, listen)
         await server.start()
         print(f"ragstream serving on {listen} (port {server.port})", flush=True)
@@ -147,7 +173,8 @@ async def run_indexer(settings: Settings, health_listen: str) -> None:
     group and exits. grpc.health.v1 answers on `health_listen` meanwhile.
     """
     stop = stop_on_signals()
-    async with open_backends(settings) as backends:
+    telemetry = telemetry_session("ragstream-indexer", settings.bus.backend)
+    async with telemetry, open_backends(settings) as backends:
         health = GrpcServer(health_listen, None, None, settings.server.max_message_mb)
         await health.start()
         print(f"ragstream indexer health on {health_listen} (port {health.port})", flush=True)

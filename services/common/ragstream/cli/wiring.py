@@ -7,6 +7,7 @@ LLM is configured, the two keyed consumers of the indexer, the query engine.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
@@ -29,6 +30,7 @@ from ragstream.indexer.stages.mentions import to_mentions
 from ragstream.query.engine import QueryEngine
 from ragstream.query.stages.context import QueryStores
 
+log = logging.getLogger(__name__)
 MERGE_GROUP_SUFFIX = ".graph-merge"
 SETTLE_POLL_S = 0.2
 
@@ -90,7 +92,11 @@ def documents_drained(
         deadline = loop.time() + limit_s
         # Polls: committed offsets live in the bus, which signals nothing when they move.
         while not stop.is_set() and loop.time() < deadline:
-            if await bus.pending(group_id, [topic]) == 0:
+            try:
+                if await bus.pending(group_id, [topic]) == 0:
+                    return
+            except Exception as exc:  # noqa: BLE001 - only an optimization: merge now instead
+                log.debug("document backlog unknown (%s); merging without waiting", exc)
                 return
             await asyncio.sleep(SETTLE_POLL_S)
 

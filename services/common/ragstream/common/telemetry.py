@@ -260,8 +260,9 @@ def linked_root_span(
 
 
 def trace_headers() -> Headers:
-    """The current trace context as W3C headers (traceparent, tracestate) for a bus record;
-    empty outside a sampled or recording span, so untraced producers add nothing."""
+    """The current trace context as W3C headers for a bus record (traceparent, tracestate,
+    and the caller's baggage if any); empty when no span is current, so untraced producers
+    add nothing."""
     carrier: dict[str, str] = {}
     propagate.inject(carrier)
     return tuple((name, value.encode()) for name, value in carrier.items())

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from ragstream.common.derive import Draft, joined, merge, needs_summary, truncated
 from ragstream.common.events import MergeKey
 from ragstream.common.models import (
     Collection,
@@ -24,8 +25,8 @@ from ragstream.common.models import (
 )
 from ragstream.common.providers.embedding import Embedder
 from ragstream.common.storage.protocols import GraphStore, MentionStore, SearchStore
+from ragstream.common.telemetry import annotate, own, span
 from ragstream.common.text.analyzer import analyze
-from ragstream.common.derive import Draft, joined, merge, needs_summary, truncated
 
 
 class Summarizer(Protocol):
@@ -70,9 +71,15 @@ class GraphMerger:
         self._cfg = cfg
 
     async def apply(self, item: MergeKey) -> None:
+        relation = is_relation_key(item.key)
+        attributes = own(workspace=item.workspace, kind="relation" if relation else "entity")
+        with span("merge", attributes=attributes) as current:
+            mentions = await self._live_mentions(item.workspace, item.key)
+            annotate(current, mentions=len(mentions), action="upsert" if mentions else "delete")
+            await self._apply(item, relation, mentions)
+
+    async def _apply(self, item: MergeKey, relation: bool, mentions: list[Mention]) -> None:
         ws, key = item.workspace, item.key
-        mentions = await self._live_mentions(ws, key)
-        relation = is_relation_key(key)
         if not mentions:
             if relation:
                 await self._search.delete(Collection.RELATIONS, ws, [key])
@@ -100,7 +107,9 @@ class GraphMerger:
         if not needs_summary(draft.fragments, cfg.max_fragments, cfg.max_tokens):
             return joined(draft.fragments)
         label = draft.name or f"{draft.source} / {draft.target}"
-        return await self._summarizer.summarize(label, draft.fragments, cfg.summary_tokens)
+        attributes = own(summarizer=self._summarizer.name, fragments=len(draft.fragments))
+        with span("summarize", attributes=attributes):
+            return await self._summarizer.summarize(label, draft.fragments, cfg.summary_tokens)
 
     async def _embed(self, text: str) -> Vector:
         vector: Vector = (await self._embedder.embed([text]))[0]

@@ -13,13 +13,18 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 
+from opentelemetry import trace
+
 from ragstream.common.config import ChunkingConfig
 from ragstream.common.events import DocumentChange
+from ragstream.common.instruments import record_document, record_document_failure
 from ragstream.common.models import Collection, DocState, DocumentRecord
 from ragstream.common.providers import ProviderError
 from ragstream.common.providers.embedding import Embedder
 from ragstream.common.storage.protocols import DocumentStore, SearchStore
+from ragstream.common.telemetry import annotate, mark_failed, own, span
 from ragstream.indexer.errors import DocumentError
+from ragstream.indexer.extract.parser import ExtractionFormatError
 from ragstream.indexer.stages.chunk import chunk_document, diff_chunks
 from ragstream.indexer.stages.ledger import Ledger
 from ragstream.indexer.stages.write import refresh_chunk_metadata, write_chunks
@@ -59,10 +64,22 @@ class DocumentIndexer:
         self._ledger = ledger
 
     async def apply(self, change: DocumentChange) -> DocumentRecord:
-        stored = await self._docs.get(change.workspace, change.doc_id)
-        if stored is not None and is_stale(stored, change):
-            log.debug("skip %s v%d: stored v%d", change.key, change.version, stored.version)
-            return stored
+        attributes = own(workspace=change.workspace, version=change.version)
+        with span("index_document", attributes=attributes) as current:
+            stored = await self._docs.get(change.workspace, change.doc_id)
+            if stored is not None and is_stale(stored, change):
+                log.debug("skip %s v%d: stored v%d", change.key, change.version, stored.version)
+                annotate(current, state="skipped")
+                return stored
+            record = await self._index(stored, change)
+            annotate(current, state=record.state.value, chunks=len(record.chunk_ids))
+            if record.state is DocState.FAILED:
+                record_document_failure(DocumentError.__name__)
+            else:
+                record_document(record.state.value)
+            return record
+
+    async def _index(self, stored: DocumentRecord | None, change: DocumentChange) -> DocumentRecord:
         started = time.monotonic()
         record = self._start(stored, change)
         await self._docs.put(record)
@@ -75,6 +92,7 @@ class DocumentIndexer:
             else:
                 record = await self._upsert(record, stored, change)
         except DocumentError as exc:
+            mark_failed(trace.get_current_span(), exc)
             record = replace(record, state=DocState.FAILED, error=str(exc))
         record.processing_ms = (time.monotonic() - started) * 1000
         record.updated_at = time.time()
@@ -106,16 +124,23 @@ class DocumentIndexer:
         if not change.content.strip():
             raise DocumentError("document has no text content")
         digest = content_hash(change.content)
-        chunks = chunk_document(
-            change.workspace, change.doc_id, change.content, change.file_path, self._chunking
-        )
-        diff = diff_chunks(record.chunk_ids, chunks)
-        await write_chunks(diff.added, change, self._embedder, self._search)
-        if stored is None or _document_fields_changed(stored, change):
-            await refresh_chunk_metadata(diff.kept, change, self._search)
+        with span("chunk") as current:
+            chunks = chunk_document(
+                change.workspace, change.doc_id, change.content, change.file_path, self._chunking
+            )
+            diff = diff_chunks(record.chunk_ids, chunks)
+            annotate(current, chunks=len(chunks), added=len(diff.added), removed=len(diff.removed))
+        with span("write", attributes=own(chunks=len(diff.added))):
+            await write_chunks(diff.added, change, self._embedder, self._search)
+            if stored is None or _document_fields_changed(stored, change):
+                await refresh_chunk_metadata(diff.kept, change, self._search)
         try:
-            touched = await self._ledger.record(change.workspace, diff.added)
-        except ProviderError as exc:
+            with span("extract", attributes=own(chunks=len(diff.added))) as current:
+                touched = await self._ledger.record(change.workspace, diff.added)
+                annotate(current, keys=len(touched))
+        except (ProviderError, ExtractionFormatError) as exc:
+            # The provider already retried; a reply in no known format will not improve by
+            # blocking the partition. The document is marked failed; the others proceed.
             raise DocumentError(f"entity extraction failed: {exc}") from exc
         await self._remove_chunks(change.workspace, diff.removed, touched)
         chunk_ids = tuple(chunk.id for chunk in chunks)
@@ -136,10 +161,11 @@ class DocumentIndexer:
         self, workspace: str, chunk_ids: Sequence[str], touched: set[str]
     ) -> None:
         """Removes chunks and their mentions, publishing every touched key (see Ledger)."""
-        touched = touched | await self._ledger.keys_of(workspace, chunk_ids)
-        await self._search.delete(Collection.CHUNKS, workspace, chunk_ids)
-        await self._ledger.publish(workspace, touched)
-        await self._ledger.forget(workspace, chunk_ids)
+        with span("remove", attributes=own(chunks=len(chunk_ids))):
+            touched = touched | await self._ledger.keys_of(workspace, chunk_ids)
+            await self._search.delete(Collection.CHUNKS, workspace, chunk_ids)
+            await self._ledger.publish(workspace, touched)
+            await self._ledger.forget(workspace, chunk_ids)
 
 
 def _document_fields_changed(stored: DocumentRecord, change: DocumentChange) -> bool:

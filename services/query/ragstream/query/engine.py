@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator
 
 from ragstream.common.providers.embedding import Embedder
 from ragstream.common.providers.llm import ChatMessage, ChatModel
+from ragstream.common.telemetry import annotate
 from ragstream.common.text.tokens import count_tokens
 from ragstream.common.timing import StageTimer
 from ragstream.query.stages.answer import build_messages, extractive_answer, render_prompt
@@ -57,8 +58,15 @@ class QueryEngine:
             and q.options.mode is not Mode.NAIVE
         ):
             result.notes.append(NO_KEYWORDS_NOTE)
-        with timer.stage("budget"):
+        with timer.stage("budget") as span:
             self._apply_budget(q, result)
+            annotate(
+                span,
+                entities=len(result.entities),
+                relations=len(result.relations),
+                chunks=len(result.chunks),
+                references=len(result.references),
+            )
         return result
 
     def _apply_budget(self, q: QueryInput, result: Retrieval) -> None:
@@ -94,7 +102,7 @@ class QueryEngine:
         self, q: QueryInput, retrieval: Retrieval, timer: StageTimer
     ) -> AsyncIterator[str]:
         """The answer in pieces as the LLM produces them (one piece when extractive)."""
-        with timer.stage("answer"):
+        with timer.stage("answer", answerer="llm" if self._chat else "extractive"):
             if self._chat is None:
                 yield extractive_answer(q.query, retrieval.chunks)
                 return

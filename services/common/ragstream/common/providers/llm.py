@@ -9,13 +9,19 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
 import openai
 from openai.types.chat import ChatCompletionMessageParam
+from openai.types.completion_usage import CompletionUsage
+from opentelemetry.trace import Span, SpanKind
+from opentelemetry.util.types import AttributeValue
+
 from ragstream.common.config import LLMConfig
 from ragstream.common.providers import ProviderError, openai_client
+from ragstream.common.telemetry import span
 
 Role = Literal["system", "user", "assistant"]
 
@@ -104,16 +110,23 @@ class OpenAIChat:
         max_tokens: int | None = None,
         temperature: float | None = None,
     ) -> Completion:
+        limit, temperature = (
+            max_tokens or self._cfg.max_output_tokens,
+            self._temperature(temperature),
+        )
         async with self._semaphore:
-            try:
-                response = await self._client.chat.completions.create(
-                    model=self._cfg.model,
-                    messages=_wire(messages),
-                    max_tokens=max_tokens or self._cfg.max_output_tokens,
-                    temperature=self._temperature(temperature),
-                )
-            except openai.APIError as exc:
-                raise self._error(exc) from exc
+            with self._span(limit, temperature, current=True) as call:
+                try:
+                    response = await self._client.chat.completions.create(
+                        model=self._cfg.model,
+                        messages=_wire(messages),
+                        max_tokens=limit,
+                        temperature=temperature,
+                    )
+                except openai.APIError as exc:
+                    raise self._error(exc) from exc
+                reasons = [choice.finish_reason or "" for choice in response.choices]
+                _annotate(call, response.model, response.id, reasons, response.usage)
         if not response.choices:
             raise ProviderError(f"{self.name} answered with no choices")
         usage = response.usage
@@ -130,33 +143,77 @@ class OpenAIChat:
         max_tokens: int | None = None,
         temperature: float | None = None,
     ) -> AsyncGenerator[str, None]:
+        limit, temperature = (
+            max_tokens or self._cfg.max_output_tokens,
+            self._temperature(temperature),
+        )
+        # The span is not made current: this generator yields while it is open.
         async with self._semaphore:
-            try:
-                response = await self._client.chat.completions.create(
-                    model=self._cfg.model,
-                    messages=_wire(messages),
-                    max_tokens=max_tokens or self._cfg.max_output_tokens,
-                    temperature=self._temperature(temperature),
-                    stream=True,
-                )
-                # Leaving this block by any route (end, error, cancellation, aclose) closes the
-                # response; a half-read HTTP/1.1 response closes its connection.
-                async with response:
-                    async for chunk in response:
-                        for choice in chunk.choices:
-                            if choice.delta.content:
-                                yield choice.delta.content
-            except openai.APIError as exc:
-                raise self._error(exc) from exc
+            with self._span(limit, temperature, current=False) as call:
+                try:
+                    response = await self._client.chat.completions.create(
+                        model=self._cfg.model,
+                        messages=_wire(messages),
+                        max_tokens=limit,
+                        temperature=temperature,
+                        stream=True,
+                    )
+                    # Leaving this block by any route (end, error, cancellation, aclose) closes
+                    # the response; a half-read HTTP/1.1 response closes its connection.
+                    async with response:
+                        async for chunk in response:
+                            reasons = [c.finish_reason for c in chunk.choices if c.finish_reason]
+                            _annotate(call, chunk.model, chunk.id, reasons, chunk.usage)
+                            for choice in chunk.choices:
+                                if choice.delta.content:
+                                    yield choice.delta.content
+                except openai.APIError as exc:
+                    raise self._error(exc) from exc
 
     async def close(self) -> None:
         await self._client.close()
+
+    def _span(
+        self, max_tokens: int, temperature: float, current: bool
+    ) -> AbstractContextManager[Span]:
+        """A GenAI client span: model, limits and endpoint; never the messages or the key."""
+        url = self._client.base_url
+        attributes: dict[str, AttributeValue] = {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.system": "openai",
+            "gen_ai.provider.name": "openai",
+            "gen_ai.request.model": self._cfg.model,
+            "gen_ai.request.max_tokens": max_tokens,
+            "gen_ai.request.temperature": temperature,
+            "server.address": url.host,
+        }
+        if url.port is not None:
+            attributes["server.port"] = url.port
+        return span(
+            f"chat {self._cfg.model}", kind=SpanKind.CLIENT, attributes=attributes, current=current
+        )
 
     def _temperature(self, temperature: float | None) -> float:
         return self._cfg.temperature if temperature is None else temperature
 
     def _error(self, exc: openai.APIError) -> ProviderError:
         return ProviderError(f"{self.name} at {self._client.base_url}: {exc}")
+
+
+def _annotate(
+    call: Span,
+    model: str,
+    response_id: str,
+    finish_reasons: Sequence[str],
+    usage: CompletionUsage | None,
+) -> None:
+    """What the response says about itself (a stream says it piece by piece)."""
+    call.set_attributes({"gen_ai.response.model": model, "gen_ai.response.id": response_id})
+    if finish_reasons:
+        call.set_attribute("gen_ai.response.finish_reasons", list(finish_reasons))
+    if usage is not None:
+        call.set_attribute("gen_ai.usage.input_tokens", usage.prompt_tokens)
+        call.set_attribute("gen_ai.usage.output_tokens", usage.completion_tokens)
 
 
 def build_chat_model(cfg: LLMConfig) -> ChatModel | None:

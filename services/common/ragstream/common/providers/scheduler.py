@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import enum
 import itertools
 import logging
@@ -34,10 +35,14 @@ from dataclasses import dataclass, field
 from typing import Self
 
 import numpy as np
+from opentelemetry import trace
+from opentelemetry.trace import SpanContext, SpanKind
 
 from ragstream.common.config import EmbeddingConfig
+from ragstream.common.instruments import record_embedding_batch
 from ragstream.common.providers import ProviderError
 from ragstream.common.providers.embedding import Embedder, Matrix
+from ragstream.common.telemetry import linked_root_span, own
 from ragstream.common.text.tokens import count_tokens
 
 log = logging.getLogger(__name__)
@@ -97,6 +102,8 @@ class _Request:
     """Done when answered, failed, or cancelled by the caller (then nothing more is sent)."""
     enqueued: float
     """Event-loop time of arrival; the batch window runs from the oldest pending request."""
+    caller: SpanContext = trace.INVALID_SPAN_CONTEXT
+    """The span that asked (e.g. a query's embed stage): the batch span links to it."""
     sent: int = 0
     """Texts packed into batches so far; `texts[sent:]` are still queued."""
     received: int = 0
@@ -187,6 +194,7 @@ class EmbeddingScheduler:
             priority=self._priority if priority is None else priority,
             future=loop.create_future(),
             enqueued=loop.time(),
+            caller=trace.get_current_span().get_span_context(),
         )
         self._queues[request.priority].append(request)
         self._pending_texts += len(tokens)
@@ -214,8 +222,10 @@ class EmbeddingScheduler:
         if self._closed:
             raise SchedulerClosedError("the embedding scheduler is closed")
         if self._owner is None:
+            # A fresh context: the owner outlives the caller that happened to start it, and
+            # must not carry that caller's span (or anything else) into every later batch.
             self._owner = asyncio.get_running_loop().create_task(
-                self._run(), name="embedding-scheduler"
+                self._run(), name="embedding-scheduler", context=contextvars.Context()
             )
         elif self._owner.done():
             raise SchedulerClosedError("the embedding scheduler's owner task has stopped")
@@ -317,6 +327,19 @@ class EmbeddingScheduler:
 
     async def _call(self, pieces: list[_Piece]) -> None:
         texts = [text for request, start, end in pieces for text in request.texts[start:end]]
+        priority = min(request.priority for request, _, _ in pieces).name.lower()
+        record_embedding_batch(len(texts), priority)
+        attributes = {
+            "gen_ai.operation.name": "embeddings",
+            "gen_ai.request.model": self.name,
+            **own(texts=len(texts), requests=len(pieces), priority=priority),
+        }
+        # One batch may serve several queries and documents: it links to each of their spans.
+        callers = [request.caller for request, _, _ in pieces]
+        with linked_root_span("embedding_batch", callers, SpanKind.CLIENT, attributes):
+            await self._answer(pieces, texts)
+
+    async def _answer(self, pieces: list[_Piece], texts: list[str]) -> None:
         try:
             matrix = await self._embedder.embed(texts)
             if matrix.shape[0] != len(texts):

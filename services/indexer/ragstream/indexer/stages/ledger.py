@@ -17,6 +17,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 
 from ragstream.common.bus.protocols import Publisher
+from ragstream.common.bus.spans import producer_span
 from ragstream.common.events import MergeKey, encode_merge
 from ragstream.common.models import Chunk, Mention, is_relation_key
 from ragstream.common.storage.protocols import MentionStore
@@ -57,8 +58,11 @@ class Ledger:
         return await self._mentions.keys_of_chunks(workspace, chunk_ids)
 
     async def publish(self, workspace: str, keys: set[str]) -> None:
-        records = [encode_merge(MergeKey(workspace, key)) for key in sorted(keys)]
-        if records:
+        if not keys:
+            return
+        with producer_span(self._topic, len(keys)):
+            # Encoded inside the span: each merge continues this document's trace.
+            records = [encode_merge(MergeKey(workspace, key)) for key in sorted(keys)]
             await self._publisher.publish(self._topic, records)
 
     async def forget(self, workspace: str, chunk_ids: Sequence[str]) -> None:

@@ -19,6 +19,7 @@ from ragstream.common.storage.protocols import (
     MentionStore,
     SearchStore,
 )
+from ragstream.common.telemetry import annotate
 from ragstream.common.text.analyzer import analyze
 from ragstream.common.text.tokens import count_tokens
 from ragstream.common.timing import StageTimer
@@ -82,44 +83,62 @@ class ContextBuilder:
         mode = q.options.mode
         result = Retrieval(query_terms=tuple(analyze(q.query)))
         if mode is not Mode.NAIVE:
-            with timer.stage("keywords"):
+            with timer.stage("keywords") as span:
                 result.keywords = await self._keywords(q)
+                annotate(span, high=len(result.keywords.high), low=len(result.keywords.low))
         low = ", ".join(result.keywords.low) if mode in LOCAL_MODES else ""
         high = ", ".join(result.keywords.high) if mode in GLOBAL_MODES else ""
-        with timer.stage("embed"):
+        with timer.stage("embed") as span:
             vectors = await self._embed_all([q.query, low, high])
+            annotate(span, texts=len(vectors))
         query_vec, low_vec, high_vec = (vectors.get(t) for t in (q.query, low, high))
-        entities: list[list[ContextEntity]] = []
-        relations: list[list[ContextRelation]] = []
-        if low:
-            with timer.stage("search_entities"):
-                found = await local_graph(
-                    self._graph_stores, self._graph_query(q, low, low_vec, allowed)
-                )
-            entities.append(found[0])
-            relations.append(found[1])
-        if high:
-            with timer.stage("search_relations"):
-                found = await global_graph(
-                    self._graph_stores, self._graph_query(q, high, high_vec, allowed)
-                )
-            entities.append(found[0])
-            relations.append(found[1])
-        result.entities = _merge_by_key(entities)
-        result.relations = _merge_by_key(relations)
-        with timer.stage("search_chunks"):
+        await self._graph(q, result, ((low, low_vec), (high, high_vec)), allowed, timer)
+        with timer.stage("search_chunks") as span:
             naive = await self._chunk_search(q, query_vec, allowed) if mode in CHUNK_MODES else []
-        with timer.stage("graph_chunks"):
+            annotate(span, hits=len(naive))
+        with timer.stage("graph_chunks") as span:
             graph_sources = await self._graph_chunks(q, result, query_vec, allowed)
+            annotate(span, chunks=sum(len(source) for source in graph_sources))
+        with timer.stage("fuse") as span:
+            result.chunks, result.references = await self._fuse(q, naive, graph_sources)
+            annotate(span, chunks=len(result.chunks), references=len(result.references))
+        return result
+
+    async def _fuse(
+        self, q: QueryInput, naive: list[Hit], graph_sources: list[list[str]]
+    ) -> tuple[list[ContextChunk], list[Reference]]:
+        """Round-robin over the chunk sources (chunk search first), each chunk once, cited."""
         merged = round_robin([[h.record.id for h in naive], *graph_sources])[
             : q.options.chunk_top_k
         ]
         records = {h.record.id: h.record for h in naive} | await self._records(q.workspace, merged)
         scores = {h.record.id: h.score for h in naive}
-        result.chunks, result.references = _cite(
-            [(records[i], scores.get(i, 0.0)) for i in merged if i in records]
-        )
-        return result
+        return _cite([(records[i], scores.get(i, 0.0)) for i in merged if i in records])
+
+    async def _graph(
+        self,
+        q: QueryInput,
+        result: Retrieval,
+        levels: tuple[tuple[str, Vector | None], tuple[str, Vector | None]],
+        allowed: frozenset[str] | None,
+        timer: StageTimer,
+    ) -> None:
+        """Local (entities by low-level keywords), then global (relations by high-level)."""
+        entities: list[list[ContextEntity]] = []
+        relations: list[list[ContextRelation]] = []
+        searches = (("search_entities", local_graph), ("search_relations", global_graph))
+        for (stage, search), (text, vector) in zip(searches, levels, strict=True):
+            if not text:
+                continue
+            with timer.stage(stage) as span:
+                found = await search(
+                    self._graph_stores, self._graph_query(q, text, vector, allowed)
+                )
+                annotate(span, entities=len(found[0]), relations=len(found[1]))
+            entities.append(found[0])
+            relations.append(found[1])
+        result.entities = _merge_by_key(entities)
+        result.relations = _merge_by_key(relations)
 
     async def _keywords(self, q: QueryInput) -> Keywords:
         if q.options.hl_keywords or q.options.ll_keywords:

@@ -14,10 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
+from ragstream.common.derive import Draft, merge, truncated
 from ragstream.common.models import Collection, GraphEdge, Hit, SearchFilter, Vector
 from ragstream.common.storage.protocols import GraphStore, MentionStore, SearchStore
+from ragstream.common.telemetry import annotate, own, span
 from ragstream.common.text.analyzer import analyze
-from ragstream.common.derive import Draft, merge, truncated
 from ragstream.query.stages.retrieve import SearchSpec, hybrid_search
 from ragstream.query.types import ContextEntity, ContextRelation
 
@@ -109,12 +110,16 @@ async def local_graph(
     hits = await hybrid_search(stores.search, Collection.ENTITIES, _spec(q))
     entities = [entity_of(hit) for hit in hits]
     keys = [e.key for e in entities]
-    around = await stores.graph.edges_of(q.workspace, keys)
-    edges = [e for key in keys for e in around.get(key, []) if _allowed(e.doc_ids, q.allowed_docs)]
-    endpoints = sorted({k for e in edges for k in (e.source, e.target)})
-    degrees = await stores.graph.degrees(q.workspace, endpoints)
-    ranked = rank_edges(edges, degrees)[: q.top_k]
-    names = await _names(stores, q.workspace, ranked, entities)
+    with span("graph_expand", attributes=own(direction="entities_to_relations")) as current:
+        around = await stores.graph.edges_of(q.workspace, keys)
+        edges = [
+            e for key in keys for e in around.get(key, []) if _allowed(e.doc_ids, q.allowed_docs)
+        ]
+        endpoints = sorted({k for e in edges for k in (e.source, e.target)})
+        degrees = await stores.graph.degrees(q.workspace, endpoints)
+        ranked = rank_edges(edges, degrees)[: q.top_k]
+        names = await _names(stores, q.workspace, ranked, entities)
+        annotate(current, entities=len(keys), edges=len(edges), relations=len(ranked))
     relations = [relation_of(edge, names, score) for edge, score in ranked]
     return await _filtered(stores, q, entities, relations)
 
@@ -124,10 +129,12 @@ async def global_graph(
 ) -> tuple[list[ContextEntity], list[ContextRelation]]:
     hits = await hybrid_search(stores.search, Collection.RELATIONS, _spec(q))
     pairs = [(str(h.record.attrs["source"]), str(h.record.attrs["target"])) for h in hits]
-    edges = await stores.graph.get_edges(q.workspace, pairs)
+    with span("graph_expand", attributes=own(direction="relations_to_entities")) as current:
+        edges = await stores.graph.get_edges(q.workspace, pairs)
+        endpoints = list(dict.fromkeys(k for e in edges for k in (e.source, e.target)))
+        nodes = await stores.graph.get_nodes(q.workspace, endpoints)
+        annotate(current, relations=len(edges), entities=len(nodes))
     scores = {h.record.id: h.score for h in hits}
-    endpoints = list(dict.fromkeys(k for e in edges for k in (e.source, e.target)))
-    nodes = await stores.graph.get_nodes(q.workspace, endpoints)
     entities = [
         ContextEntity(n.key, n.name, n.type, n.description, 0.0, n.doc_ids, n.source_ids)
         for n in nodes

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from ragstream.common.models import Collection, Hit, SearchFilter, Vector
 from ragstream.common.storage.protocols import SearchStore
+from ragstream.common.telemetry import annotate, own, span
 from ragstream.query.stages.fuse import reciprocal_rank_fusion
 
 
@@ -39,9 +40,17 @@ class SearchSpec:
 
 async def hybrid_search(store: SearchStore, collection: Collection, spec: SearchSpec) -> list[Hit]:
     """The fused hits, best first, each scored by its RRF score."""
-    lexical, dense = await asyncio.gather(
-        _lexical(store, collection, spec), _dense(store, collection, spec)
-    )
+    attributes = own(collection=collection.value, retriever=spec.retriever.value)
+    with span("hybrid_search", attributes=attributes) as current:
+        lexical, dense = await asyncio.gather(
+            _lexical(store, collection, spec), _dense(store, collection, spec)
+        )
+        hits = _combine(lexical, dense, spec)
+        annotate(current, lexical_hits=len(lexical), dense_hits=len(dense), hits=len(hits))
+        return hits
+
+
+def _combine(lexical: list[Hit], dense: list[Hit], spec: SearchSpec) -> list[Hit]:
     if spec.retriever is Retriever.BM25:
         return lexical[: spec.limit]
     if spec.retriever is Retriever.DENSE:
