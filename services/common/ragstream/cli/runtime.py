@@ -26,6 +26,7 @@ from ragstream.common.bus.topics import Topics
 from ragstream.common.config import Settings
 from ragstream.common.providers.embedding import build_embedder
 from ragstream.common.providers.llm import build_chat_model
+from ragstream.common.providers.rerank import build_reranker
 from ragstream.common.providers.scheduler import EmbeddingScheduler
 from ragstream.common.storage.factory import EmbeddedDatabase, open_stores
 from ragstream.common.telemetry import telemetry_session
@@ -60,6 +61,9 @@ async def open_backends(settings: Settings) -> AsyncIterator[Backends]:
         stack.push_async_callback(bus.close)
         embeddings = EmbeddingScheduler(build_embedder(settings.embedding), settings.embedding)
         stack.push_async_callback(embeddings.close)
+        reranker = build_reranker(settings.rerank)
+        if reranker is not None:
+            stack.push_async_callback(reranker.close)
         chat = build_chat_model(settings.llm)
         if chat is not None:
             stack.push_async_callback(chat.close)
@@ -68,7 +72,7 @@ async def open_backends(settings: Settings) -> AsyncIterator[Backends]:
                 stores.search, stores.graph, stores.mentions, stores.docs, stores.cache
             ),
             bus=bus,
-            providers=Providers(embeddings, chat),
+            providers=Providers(embeddings, chat, reranker),
             topics=Topics(settings.bus.topic_prefix),
         )
 

@@ -17,6 +17,7 @@ from ragstream.common.config import Settings
 from ragstream.common.events import DocumentChange, MergeKey, decode_merge
 from ragstream.common.models import Chunk, Mention
 from ragstream.common.providers.llm import ChatModel
+from ragstream.common.providers.rerank import Reranker
 from ragstream.common.providers.scheduler import EmbeddingScheduler, Priority
 from ragstream.indexer.consumer import KeyedConsumer, document_consumer
 from ragstream.indexer.extract.llm_extractor import LLMExtractor
@@ -28,7 +29,8 @@ from ragstream.indexer.pipeline import DocumentIndexer
 from ragstream.indexer.stages.ledger import ExtractMentions, Ledger
 from ragstream.indexer.stages.mentions import to_mentions
 from ragstream.query.engine import QueryEngine
-from ragstream.query.stages.context import QueryStores
+from ragstream.query.stages.context import QueryStores, Reranking
+from ragstream.query.stages.rerank import RerankGauge
 
 log = logging.getLogger(__name__)
 MERGE_GROUP_SUFFIX = ".graph-merge"
@@ -40,6 +42,7 @@ class Providers:
     embeddings: EmbeddingScheduler
     """Shared by every stage; each gets a view with its own priority."""
     chat: ChatModel | None
+    reranker: Reranker | None = None
 
 
 class LLMSummarizer:
@@ -73,12 +76,16 @@ def mention_extractor(extractor: Extractor) -> ExtractMentions:
 
 
 def build_engine(settings: Settings, stores: QueryStores, providers: Providers) -> QueryEngine:
+    reranking = None
+    if providers.reranker is not None:
+        reranking = Reranking(providers.reranker, settings.rerank, RerankGauge())
     return QueryEngine(
         stores,
         providers.embeddings.view(Priority.QUERY),
         providers.chat,
         candidates=settings.query.candidates,
         rrf_k=settings.query.rrf_k,
+        reranking=reranking,
     )
 
 

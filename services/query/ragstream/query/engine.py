@@ -16,7 +16,7 @@ from ragstream.common.text.tokens import count_tokens
 from ragstream.common.timing import StageTimer
 from ragstream.query.stages.answer import build_messages, extractive_answer, render_prompt
 from ragstream.query.stages.budget import entity_line, fit, fit_chunks, relation_line
-from ragstream.query.stages.context import ContextBuilder, QueryStores
+from ragstream.query.stages.context import ContextBuilder, QueryStores, Reranking
 from ragstream.query.stages.keywords import NO_KEYWORDS_NOTE
 from ragstream.query.types import Mode, QueryInput, Retrieval
 
@@ -29,18 +29,20 @@ class QueryEngine:
         chat: ChatModel | None,
         candidates: int = 50,
         rrf_k: int = 60,
+        reranking: Reranking | None = None,
     ) -> None:
         self._stores = stores
         self._embedder = embedder
         self._chat = chat
-        self._context = ContextBuilder(stores, embedder, chat, candidates, rrf_k)
+        self._reranker = reranking.reranker.name if reranking else "none (no reranker configured)"
+        self._context = ContextBuilder(stores, embedder, chat, candidates, rrf_k, reranking)
 
     @property
     def providers(self) -> dict[str, str]:
         return {
             "embedding": self._embedder.name,
             "llm": self._chat.name if self._chat else "extractive (no LLM configured)",
-            "reranker": "none",
+            "reranker": self._reranker,
         }
 
     async def retrieve(self, q: QueryInput, timer: StageTimer) -> Retrieval:

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol, TypeVar
 
+from ragstream.common.config import RerankConfig
+from ragstream.common.instruments import record_rerank_degraded
 from ragstream.common.models import Collection, Hit, SearchFilter, SearchRecord, Vector
 from ragstream.common.providers.embedding import Embedder
 from ragstream.common.providers.llm import ChatModel
+from ragstream.common.providers.rerank import Reranker
 from ragstream.common.storage.protocols import (
     CacheStore,
     DocumentStore,
@@ -26,6 +29,7 @@ from ragstream.common.timing import StageTimer
 from ragstream.query.stages import keywords as kw
 from ragstream.query.stages.graph import GraphQuery, GraphStores, global_graph, local_graph
 from ragstream.query.stages.pick import pick_chunks, round_robin
+from ragstream.query.stages.rerank import SKIPPED_NOTE, RerankGauge, rerank_chunks
 from ragstream.query.stages.retrieve import SearchSpec, hybrid_search
 from ragstream.query.types import (
     ContextChunk,
@@ -42,6 +46,17 @@ log = logging.getLogger(__name__)
 LOCAL_MODES = (Mode.LOCAL, Mode.HYBRID, Mode.MIX)
 GLOBAL_MODES = (Mode.GLOBAL, Mode.HYBRID, Mode.MIX)
 CHUNK_MODES = (Mode.NAIVE, Mode.MIX)
+
+
+@dataclass(frozen=True, slots=True)
+class Reranking:
+    """The reranker with its settings and this process's in-flight gauge."""
+
+    reranker: Reranker
+    cfg: RerankConfig
+    gauge: RerankGauge
+    pool: int = 50
+    """Chunks offered to the reranker (it keeps chunk_top_k of them)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +84,9 @@ class ContextBuilder:
         chat: ChatModel | None,
         candidates: int,
         rrf_k: int,
+        reranking: Reranking | None = None,
     ) -> None:
+        self._reranking = reranking
         self._stores = stores
         self._graph_stores = GraphStores(stores.search, stores.graph, stores.mentions)
         self._embedder = embedder
@@ -102,15 +119,39 @@ class ContextBuilder:
         with timer.stage("fuse") as span:
             result.chunks, result.references = await self._fuse(q, naive, graph_sources)
             annotate(span, chunks=len(result.chunks), references=len(result.references))
+        if self._reranking is not None and q.options.enable_rerank:
+            await self._rerank(q, result, timer)
+        elif q.options.enable_rerank:
+            result.notes.append(SKIPPED_NOTE)
+        result.chunks = result.chunks[: q.options.chunk_top_k]
+        result.chunks, result.references = cite(result.chunks)
         return result
+
+    async def _rerank(self, q: QueryInput, result: Retrieval, timer: StageTimer) -> None:
+        reranking = self._reranking
+        assert reranking is not None
+        with timer.stage("rerank") as span, reranking.gauge.track() as load:
+            outcome = await rerank_chunks(
+                reranking.reranker, q.query, result.chunks, q.options, load, reranking.cfg
+            )
+            annotate(span, candidates=len(result.chunks), kept=len(outcome.chunks))
+        result.chunks = outcome.chunks
+        if outcome.note:
+            result.notes.append(outcome.note)
+            if outcome.note.startswith("rerank degraded"):
+                record_rerank_degraded("load")
+            elif outcome.note.startswith("rerank failed"):
+                record_rerank_degraded("failed")
 
     async def _fuse(
         self, q: QueryInput, naive: list[Hit], graph_sources: list[list[str]]
     ) -> tuple[list[ContextChunk], list[Reference]]:
         """Round-robin over the chunk sources (chunk search first), each chunk once, cited."""
-        merged = round_robin([[h.record.id for h in naive], *graph_sources])[
-            : q.options.chunk_top_k
-        ]
+        # A reranker gets a wider pool to choose from; the cut to chunk_top_k follows it.
+        pool = q.options.chunk_top_k
+        if self._reranking is not None and q.options.enable_rerank:
+            pool = max(pool, self._reranking.pool)
+        merged = round_robin([[h.record.id for h in naive], *graph_sources])[:pool]
         records = {h.record.id: h.record for h in naive} | await self._records(q.workspace, merged)
         scores = {h.record.id: h.score for h in naive}
         return _cite([(records[i], scores.get(i, 0.0)) for i in merged if i in records])
@@ -225,14 +266,22 @@ def _merge_by_key(groups: list[list[K]]) -> list[K]:
 
 def _cite(hits: list[tuple[SearchRecord, float]]) -> tuple[list[ContextChunk], list[Reference]]:
     """Numbers the source documents in order of first appearance; chunks cite them."""
-    refs: dict[str, Reference] = {}
     chunks = []
     for record, score in hits:
         doc_id = record.doc_ids[0] if record.doc_ids else ""
         path = str(record.attrs.get("file_path", ""))
-        ref = refs.setdefault(doc_id, Reference(str(len(refs) + 1), doc_id, path))
         tokens = int(record.attrs.get("tokens", 0)) or count_tokens(record.text)
-        chunks.append(
-            ContextChunk(record.id, doc_id, path, record.text, score, tokens, ref.reference_id)
+        chunks.append(ContextChunk(record.id, doc_id, path, record.text, score, tokens))
+    return cite(chunks)
+
+
+def cite(chunks: list[ContextChunk]) -> tuple[list[ContextChunk], list[Reference]]:
+    """(Re)numbers the chunks' documents in order of first appearance."""
+    refs: dict[str, Reference] = {}
+    cited = []
+    for chunk in chunks:
+        ref = refs.setdefault(
+            chunk.doc_id, Reference(str(len(refs) + 1), chunk.doc_id, chunk.file_path)
         )
-    return chunks, list(refs.values())
+        cited.append(replace(chunk, reference_id=ref.reference_id))
+    return cited, list(refs.values())
