@@ -127,7 +127,7 @@ async def run_beir(
     async with contextlib.AsyncExitStack() as stack:
         stack.push_async_callback(embedder.close)
         stores = await open_stores(settings, EmbeddedDatabase(settings, stack))
-        for store in (stores.search, stores.docs, stores.mentions, stores.cache):
+        for store in (stores.search, stores.docs, stores.mentions, stores.cache, stores.graph):
             _close_later(stack, store)
         await ensure_index(stores, embedder, data.corpus_path, settings)
         rankings = await rank(stores.search, embedder, data, Retriever(retriever))

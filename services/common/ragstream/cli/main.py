@@ -14,6 +14,7 @@ from typing import Annotated
 import typer
 
 from ragstream.common.config import ConfigError, Settings, load_settings
+from ragstream.common.errors import BackendUnavailableError
 
 app = typer.Typer(help="Streaming knowledge-graph RAG.", no_args_is_help=True, add_completion=False)
 eval_app = typer.Typer(help="Measure retrieval quality on public benchmarks.", no_args_is_help=True)
@@ -28,12 +29,14 @@ DEFAULT_SERVER = "127.0.0.1:50051"
 def _settings(config: Path | None, **overrides: object) -> Settings:
     try:
         settings = load_settings(config, **{k: v for k, v in overrides.items() if v is not None})
-    except ConfigError as exc:
+    except (ConfigError, BackendUnavailableError) as exc:
         typer.echo(str(exc), err=True)
         raise typer.Exit(2) from None
     logging.basicConfig(
         level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    # The Elasticsearch client logs every request at INFO.
+    logging.getLogger("elastic_transport").setLevel(max(logging.WARNING, logging.root.level))
     return settings
 
 
@@ -53,7 +56,7 @@ def serve(
     address = listen or settings.server.listen
     try:
         asyncio.run(run(settings, address, with_indexer=not no_indexer))
-    except ConfigError as exc:
+    except (ConfigError, BackendUnavailableError) as exc:
         typer.echo(str(exc), err=True)
         raise typer.Exit(2) from None
 
@@ -166,7 +169,7 @@ def reindex(
     settings = _settings(config)
     try:
         sys.exit(asyncio.run(run_reindex(settings, delete_old, cleanup)))
-    except ConfigError as exc:
+    except (ConfigError, BackendUnavailableError) as exc:
         typer.echo(str(exc), err=True)
         raise typer.Exit(2) from None
 

@@ -56,7 +56,8 @@ async def open_backends(settings: Settings) -> AsyncIterator[Backends]:
     async with contextlib.AsyncExitStack() as stack:
         db = EmbeddedDatabase(settings, stack)
         stores = await open_stores(settings, db)
-        stack.push_async_callback(stores.graph.close)
+        for store in (stores.search, stores.docs, stores.mentions, stores.cache, stores.graph):
+            stack.push_async_callback(store.close)
         bus = await open_bus(settings, db)
         stack.push_async_callback(bus.close)
         embeddings = EmbeddingScheduler(build_embedder(settings.embedding), settings.embedding)

@@ -14,11 +14,13 @@ from typing import Any
 from aiokafka import errors
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
+from ragstream.common.errors import BackendUnavailableError
+
 MAX_REPLICATION = 3
 """Replicas per partition of a created topic, fewer when the cluster has fewer brokers."""
 
 
-class KafkaUnavailableError(RuntimeError):
+class KafkaUnavailableError(BackendUnavailableError):
     """The cluster could not be reached or refused to create a topic; the message says why."""
 
 

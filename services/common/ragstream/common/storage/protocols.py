@@ -68,6 +68,10 @@ class SearchStore(Protocol):
         """How many records the workspace holds in the collection."""
         ...
 
+    async def close(self) -> None:
+        """Releases the backend's connections (a no-op for the embedded store)."""
+        ...
+
 
 class DocumentStore(Protocol):
     """Per-document indexing state: version, content hash, status and chunk list."""
@@ -90,6 +94,10 @@ class DocumentStore(Protocol):
 
     async def matching(self, workspace: str, search_filter: SearchFilter) -> set[str]:
         """Ids of the live documents that satisfy the filter (metadata, time range, ids)."""
+        ...
+
+    async def close(self) -> None:
+        """Releases the backend's connections (a no-op for the embedded store)."""
         ...
 
 
@@ -158,6 +166,10 @@ class MentionStore(Protocol):
         """All mentions of each key (keys without mentions are absent), ordered by chunk id."""
         ...
 
+    async def close(self) -> None:
+        """Releases the backend's connections (a no-op for the embedded store)."""
+        ...
+
 
 class CacheStore(Protocol):
     """LLM response cache, keyed by a hash of (model, prompt, parameters)."""
@@ -165,3 +177,7 @@ class CacheStore(Protocol):
     async def get(self, key: str) -> str | None: ...
 
     async def put(self, key: str, value: str) -> None: ...
+
+    async def close(self) -> None:
+        """Releases the backend's connections (a no-op for the embedded store)."""
+        ...

@@ -29,6 +29,7 @@ from nebula3.gclient.net.ConnectionPool import ConnectionPool
 from nebula3.gclient.net.SessionPool import SessionPool
 
 from ragstream.common.config import ConfigError, NebulaConfig
+from ragstream.common.errors import BackendUnavailableError
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -85,7 +86,7 @@ class StatementError(RuntimeError):
         self.code = code
 
 
-class NebulaUnavailableError(RuntimeError):
+class NebulaUnavailableError(BackendUnavailableError):
     """No connection or session could be opened; the message names the addresses."""
 
 

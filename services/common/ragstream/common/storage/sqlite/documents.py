@@ -84,6 +84,9 @@ class SqliteDocumentStore:
         await db.migrate("documents", MIGRATIONS)
         return cls(db)
 
+    async def close(self) -> None:
+        """Nothing to release: the Database's owner closes it."""
+
     async def get(self, workspace: str, doc_id: str) -> DocumentRecord | None:
         found = await self.get_many(workspace, [doc_id])
         return found[0] if found else None

@@ -64,6 +64,9 @@ class SqliteMentionStore:
         await db.migrate("mentions", MENTION_MIGRATIONS)
         return cls(db)
 
+    async def close(self) -> None:
+        """Nothing to release: the Database's owner closes it."""
+
     async def replace_chunk_mentions(
         self, workspace: str, chunk_id: str, mentions: Sequence[Mention]
     ) -> None:
@@ -136,6 +139,9 @@ class SqliteCacheStore:
     async def open(cls, db: Database) -> SqliteCacheStore:
         await db.migrate("llm_cache", CACHE_MIGRATIONS)
         return cls(db)
+
+    async def close(self) -> None:
+        """Nothing to release: the Database's owner closes it."""
 
     async def get(self, key: str) -> str | None:
         def read(conn: sqlite3.Connection) -> str | None:

@@ -1,0 +1,193 @@
+"""The Elasticsearch SearchStore: BM25 over our analyzer's terms, int8-HNSW kNN.
+
+The store works on the indices of its embedding model, found through the aliases when it
+opens (layout.py says why it does not follow an alias that moves later).
+
+BM25 and kNN run as two searches; the query stage fuses them by RRF (as for the embedded
+store), so both backends rank identically given the same hit lists. kNN scores are recomputed
+from the float32 vectors the hits carry, so a hit's score is its exact cosine on any backend
+(Elasticsearch's own score is (1 + dot) / 2 from the rescored float vectors: the same order).
+
+Writes are visible to `get` (a realtime GET) at once, to searches and `count` after the next
+refresh (1 s, or at once with refresh policy "wait_for"/"true", or `refresh()`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from elasticsearch import AsyncElasticsearch
+
+from ragstream.common.models import Collection, Hit, SearchFilter, SearchRecord, Vector
+from ragstream.common.storage.elastic import codec, queries
+from ragstream.common.storage.elastic.bulk import RefreshPolicy, bulk_write
+from ragstream.common.storage.elastic.layout import (
+    IndexLayout,
+    ensure_templates,
+    ensure_vector_indices,
+)
+from ragstream.common.storage.elastic.model import ModelFingerprint
+
+
+class VectorSizeError(ValueError):
+    """A vector's length differs from the embedding model's."""
+
+
+class ElasticSearchStore:
+    """SearchStore over one index per collection; create with `await ...open(...)`."""
+
+    def __init__(
+        self,
+        client: AsyncElasticsearch,
+        indices: Mapping[Collection, str],
+        model: ModelFingerprint,
+        *,
+        refresh: RefreshPolicy = "false",
+        owns_client: bool = False,
+    ) -> None:
+        self._client = client
+        self._indices = dict(indices)
+        self.model = model
+        self._refresh: RefreshPolicy = refresh
+        self._owns_client = owns_client
+
+    @classmethod
+    async def open(
+        cls,
+        client: AsyncElasticsearch,
+        layout: IndexLayout,
+        model: ModelFingerprint,
+        *,
+        refresh: RefreshPolicy = "false",
+        owns_client: bool = False,
+    ) -> ElasticSearchStore:
+        """Creates the templates and indices if missing; raises ModelMismatchError when the
+        indices hold another embedding model."""
+        await ensure_templates(client, layout)
+        indices = await ensure_vector_indices(client, layout, model)
+        return cls(client, indices, model, refresh=refresh, owns_client=owns_client)
+
+    async def close(self) -> None:
+        if self._owns_client:
+            await self._client.close()
+
+    async def refresh(self) -> None:
+        """Makes every write so far visible to searches and counts."""
+        await self._client.indices.refresh(index=",".join(self._indices.values()))
+
+    def index(self, collection: Collection) -> str:
+        return self._indices[Collection(collection)]
+
+    # -- writes ---------------------------------------------------------------------------
+
+    async def upsert(self, collection: Collection, records: Sequence[SearchRecord]) -> None:
+        if not records:
+            return
+        # Every record is checked before anything is sent: a bad one fails the whole call.
+        vectors = [self._checked(codec.normalized(r.vector, r.id), r.id) for r in records]
+        index = self.index(collection)
+        actions = [
+            {
+                "_op_type": "index",
+                "_index": index,
+                "_id": codec.doc_id(record.workspace, record.id),
+                "_source": codec.to_source(record, vector),
+            }
+            for record, vector in zip(records, vectors, strict=True)
+        ]
+        await bulk_write(self._client, actions, refresh=self._refresh)
+
+    async def delete(self, collection: Collection, workspace: str, ids: Sequence[str]) -> None:
+        if not ids:
+            return
+        index = self.index(collection)
+        actions = [
+            {"_op_type": "delete", "_index": index, "_id": codec.doc_id(workspace, record_id)}
+            for record_id in dict.fromkeys(ids)
+        ]
+        await bulk_write(self._client, actions, refresh=self._refresh)
+
+    def _checked(self, vector: Vector, record_id: str) -> Vector:
+        if vector.shape[0] != self.model.dimensions:
+            raise VectorSizeError(
+                f"record {record_id!r} has a {vector.shape[0]}-d vector, but the indices hold "
+                f"{self.model}: the embedding model changed without `ragstream reindex`"
+            )
+        return vector
+
+    # -- reads ----------------------------------------------------------------------------
+
+    async def get(
+        self, collection: Collection, workspace: str, ids: Sequence[str]
+    ) -> list[SearchRecord]:
+        unique = list(dict.fromkeys(ids))
+        if not unique:
+            return []
+        response = await self._client.mget(
+            index=self.index(collection), ids=[codec.doc_id(workspace, i) for i in unique]
+        )
+        found = [codec.from_source(doc["_source"]) for doc in response["docs"] if doc.get("found")]
+        by_id = {record.id: record for record in found if record.workspace == workspace}
+        return [by_id[i] for i in unique if i in by_id]
+
+    async def count(self, collection: Collection, workspace: str) -> int:
+        response = await self._client.count(
+            index=self.index(collection), query={"term": {"workspace": workspace}}
+        )
+        return int(response["count"])
+
+    async def search_terms(
+        self,
+        collection: Collection,
+        workspace: str,
+        terms: Sequence[str],
+        search_filter: SearchFilter,
+        limit: int,
+    ) -> list[Hit]:
+        unique = codec.unique_terms(terms)
+        if not unique or limit <= 0:
+            return []
+        response = await self._client.search(
+            index=self.index(collection),
+            query=queries.bm25_query(workspace, unique, search_filter),
+            size=limit,
+            sort=[{"_score": "desc"}, {"id": "asc"}],
+            track_total_hits=False,
+        )
+        return [
+            Hit(codec.from_source(hit["_source"]), float(hit["_score"]))
+            for hit in response["hits"]["hits"]
+        ]
+
+    async def search_vector(
+        self,
+        collection: Collection,
+        workspace: str,
+        vector: Vector,
+        search_filter: SearchFilter,
+        limit: int,
+        min_score: float = -1.0,
+    ) -> list[Hit]:
+        query = self._checked(codec.normalized(vector, "<query>"), "<query>")
+        if limit <= 0 or not np.any(query):
+            return []  # a zero vector has no direction: nothing is similar to it
+        knn = queries.knn_clause(workspace, query, search_filter, limit)
+        response = await self._client.search(
+            index=self.index(collection), knn=knn, size=knn["k"], track_total_hits=False
+        )
+        return exact_hits(response["hits"]["hits"], query, min_score)
+
+
+def exact_hits(raw: Sequence[Mapping[str, Any]], query: Vector, min_score: float) -> list[Hit]:
+    """Hits scored by their exact cosine (vectors are unit length), best first, id breaking
+    ties, those under `min_score` dropped."""
+    hits = []
+    for item in raw:
+        record = codec.from_source(item["_source"])
+        score = float(np.dot(record.vector, query))
+        if score >= min_score:
+            hits.append(Hit(record, score))
+    hits.sort(key=lambda hit: (-hit.score, hit.record.id))
+    return hits

@@ -1,0 +1,146 @@
+"""`ragstream reindex` on a real node: a rebuild for another embedding model while queries
+run. No query fails; at the end the aliases (and every store opened afterwards) answer from
+the new indices; the old model is refused at startup with the rebuild command named."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+
+import numpy as np
+import pytest
+from elasticsearch import AsyncElasticsearch
+
+from ragstream.cli.reindex import embedding_text, run_reindex
+from ragstream.common.config import Settings
+from ragstream.common.models import Collection, SearchFilter, SearchRecord
+from ragstream.common.providers.embedding import HashEmbedder, hash_embed
+from ragstream.common.storage.elastic import (
+    ElasticSearchStore,
+    IndexLayout,
+    ModelFingerprint,
+    ModelMismatchError,
+)
+from ragstream.common.storage.elastic.bulk import BulkWriteError
+from ragstream.common.storage.elastic.layout import alias_targets
+from ragstream.common.storage.elastic.reindex import reindex
+from ragstream.common.text.analyzer import analyze
+from tests.contract.test_search_store_elasticsearch import es_client, layout
+from tests.support.elasticsearch import ElasticsearchNode
+
+pytestmark = pytest.mark.integration
+__all__ = ["es_client", "layout"]
+OLD, NEW = HashEmbedder(32), HashEmbedder(48)
+WS = "ws-r"
+CHUNKS = 600
+
+
+def records(collection: Collection, count: int, dim: int) -> list[SearchRecord]:
+    texts = [
+        f"record {i} of {collection.value} about topic{i % 7} and subject{i}" for i in range(count)
+    ]
+    vectors = hash_embed(texts, dim)
+    return [
+        SearchRecord(
+            id=f"{collection.value}-{i}",
+            workspace=WS,
+            text=text,
+            terms=tuple(analyze(text)),
+            vector=vectors[i],
+            doc_ids=(f"doc-{i}",),
+            attrs={"source": "a", "target": "b", "keywords": "k", "description": text}
+            if collection is Collection.RELATIONS
+            else {},
+        )
+        for i, text in enumerate(texts)
+    ]
+
+
+async def seed(store: ElasticSearchStore) -> None:
+    await store.upsert(Collection.CHUNKS, records(Collection.CHUNKS, CHUNKS, 32))
+    await store.upsert(Collection.ENTITIES, records(Collection.ENTITIES, 20, 32))
+    await store.upsert(Collection.RELATIONS, records(Collection.RELATIONS, 20, 32))
+    await store.refresh()
+
+
+async def query_until(
+    stop: asyncio.Event, client: AsyncElasticsearch, store: ElasticSearchStore, alias: str
+) -> Counter[str]:
+    """Queries as a running service would (its own store) and as a newly started one would
+    (the alias), counting answers by index; any failure propagates."""
+    seen: Counter[str] = Counter()
+    query = "record 5 of chunks about topic5 and subject5"
+    while not stop.is_set():
+        terms = await store.search_terms(Collection.CHUNKS, WS, analyze(query), SearchFilter(), 5)
+        dense = await store.search_vector(
+            Collection.CHUNKS, WS, hash_embed([query], 32)[0], SearchFilter(), 5
+        )
+        assert terms[0].record.id == dense[0].record.id == "chunks-5"
+        response = await client.search(index=alias, query={"term": {"terms": "subject5"}}, size=1)
+        [hit] = response["hits"]["hits"]
+        seen[hit["_index"]] += 1
+        await asyncio.sleep(0.02)
+    return seen
+
+
+async def test_reindex_while_queries_run(
+    es_client: AsyncElasticsearch, layout: IndexLayout
+) -> None:
+    running = await ElasticSearchStore.open(es_client, layout, ModelFingerprint.of(OLD))
+    await seed(running)
+    stop = asyncio.Event()
+    alias = layout.alias("chunks")
+    queries = asyncio.create_task(query_until(stop, es_client, running, alias))
+    await asyncio.sleep(0.3)
+    result = await reindex(es_client, layout, NEW, embedding_text)
+    await asyncio.sleep(0.3)
+    stop.set()
+    seen = await queries  # raises if any query failed
+    assert seen[result.old[Collection.CHUNKS]] > 0 and seen[result.new[Collection.CHUNKS]] > 0
+    assert result.copied == {
+        Collection.CHUNKS: CHUNKS,
+        Collection.ENTITIES: 20,
+        Collection.RELATIONS: 20,
+    }
+    for collection in Collection:
+        assert await alias_targets(es_client, layout.alias(collection.value)) == [
+            result.new[collection]
+        ]
+
+    fresh = await ElasticSearchStore.open(es_client, layout, ModelFingerprint.of(NEW))
+    [chunk] = await fresh.get(Collection.CHUNKS, WS, ["chunks-5"])
+    np.testing.assert_allclose(chunk.vector, hash_embed([chunk.text], 48)[0], atol=1e-6)
+    [relation] = await fresh.get(Collection.RELATIONS, WS, ["relations-3"])
+    expected = hash_embed([embedding_text(Collection.RELATIONS, relation)], 48)[0]
+    np.testing.assert_allclose(relation.vector, expected, atol=1e-6)
+    hits = await fresh.search_vector(
+        Collection.CHUNKS, WS, hash_embed([chunk.text], 48)[0], SearchFilter(), 3
+    )
+    assert hits[0].record.id == "chunks-5"
+
+    with pytest.raises(ModelMismatchError, match="ragstream reindex"):
+        await ElasticSearchStore.open(es_client, layout, ModelFingerprint.of(OLD))
+    with pytest.raises(BulkWriteError, match=r"write-blocked.*ragstream reindex"):
+        await running.upsert(Collection.CHUNKS, records(Collection.CHUNKS, 1, 32))
+
+
+async def test_reindex_command_rebuilds_and_cleans_up(
+    elasticsearch_node: ElasticsearchNode, es_client: AsyncElasticsearch, layout: IndexLayout
+) -> None:
+    old = await ElasticSearchStore.open(es_client, layout, ModelFingerprint.of(OLD))
+    await old.upsert(Collection.CHUNKS, records(Collection.CHUNKS, 10, 32))
+    settings = Settings(
+        storage={"search": "elasticsearch"},
+        embedding={"provider": "hash", "dimensions": 48},
+        elasticsearch={"hosts": [elasticsearch_node.url], "index_prefix": layout.prefix},
+    )
+    assert await run_reindex(settings, delete_old=False, cleanup=False) == 0
+    before = await es_client.indices.get(index=layout.pattern("chunks"))
+    assert len(before.body) == 2
+    assert await run_reindex(settings, delete_old=False, cleanup=True) == 0
+    after = await es_client.indices.get(index=layout.pattern("chunks"))
+    assert list(after.body) == await alias_targets(es_client, layout.alias("chunks"))
+    new = await ElasticSearchStore.open(es_client, layout, ModelFingerprint.of(NEW))
+    assert await new.count(Collection.CHUNKS, WS) == 10
+    embedded = Settings(embedding={"provider": "hash"})
+    assert await run_reindex(embedded, delete_old=False, cleanup=False) == 2
