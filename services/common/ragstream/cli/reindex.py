@@ -19,6 +19,7 @@ from ragstream.common.providers.embedding import build_embedder
 from ragstream.common.storage.elastic.client import connect
 from ragstream.common.storage.elastic.layout import IndexLayout
 from ragstream.common.storage.elastic.reindex import drop_superseded, reindex
+from ragstream.indexer.merger import relation_embedding_text
 
 out = Console(stderr=True)
 
@@ -29,9 +30,11 @@ def embedding_text(collection: Collection, record: SearchRecord) -> str:
     if collection is not Collection.RELATIONS:
         return record.text
     attrs = record.attrs
-    return (
-        f"{attrs.get('keywords', '')}\t{attrs.get('source', '')}\n"
-        f"{attrs.get('target', '')}\n{attrs.get('description', record.text)}"
+    return relation_embedding_text(
+        str(attrs.get("keywords", "")),
+        str(attrs.get("source", "")),
+        str(attrs.get("target", "")),
+        str(attrs.get("description", record.text)),
     )
 
 

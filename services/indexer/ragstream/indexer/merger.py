@@ -29,6 +29,12 @@ from ragstream.common.telemetry import annotate, own, span
 from ragstream.common.text.analyzer import analyze
 
 
+def relation_embedding_text(keywords: str, source: str, target: str, description: str) -> str:
+    """What a relation's vector is made from (LightRAG's recipe): keywords, both endpoints,
+    then the description. `ragstream reindex` re-embeds relations with the same text."""
+    return f"{keywords}\t{source}\n{target}\n{description}"
+
+
 class Summarizer(Protocol):
     name: str
 
@@ -139,7 +145,7 @@ class GraphMerger:
         await self._graph.upsert_nodes(ws, [node])
 
     async def _write_relation(self, ws: str, draft: Draft, description: str) -> None:
-        embedded = f"{draft.keywords}\t{draft.source}\n{draft.target}\n{description}"
+        embedded = relation_embedding_text(draft.keywords, draft.source, draft.target, description)
         record = SearchRecord(
             id=draft.key,
             workspace=ws,
