@@ -1,22 +1,23 @@
-"""Proto <-> domain conversion for the gRPC layer, with request validation.
+"""Proto <-> domain conversion for the gRPC layer.
 
-A bad field raises InvalidField naming it; the servicer turns that into INVALID_ARGUMENT.
+Pure conversion: requests reach the handlers only after `validation` accepted them (the
+server's interceptor runs it first), so nothing here checks a value again. Unset fields
+take the server defaults here, in one place.
 """
 
 from __future__ import annotations
 
-import re
+import base64
+import binascii
 from collections.abc import Sequence
 from typing import Literal
 
-from ragstream.common.config import WORKSPACE_PATTERN, QueryDefaults
+from ragstream.common.config import QueryDefaults
 from ragstream.common.models import DocState, DocumentRecord, SearchFilter
 from ragstream.common.providers.llm import ChatMessage
 from ragstream.query.types import Mode, QueryInput, QueryOptions, Reference, Retrieval
 from ragstream.v1 import common_pb2, query_pb2
 
-MAX_QUERY_CHARS = 8000
-_WORKSPACE = re.compile(WORKSPACE_PATTERN)
 _MODES = {
     query_pb2.QUERY_MODE_LOCAL: Mode.LOCAL,
     query_pb2.QUERY_MODE_GLOBAL: Mode.GLOBAL,
@@ -34,6 +35,10 @@ _STATES = {
     DocState.DELETED: common_pb2.DOCUMENT_STATE_DELETED,
 }
 STATE_FROM_PROTO = {number: state for state, number in _STATES.items()}
+_PICK_METHODS = {
+    query_pb2.CHUNK_PICK_METHOD_VECTOR: "VECTOR",
+    query_pb2.CHUNK_PICK_METHOD_WEIGHT: "WEIGHT",
+}
 
 
 ROLES: dict[str, Literal["system", "user", "assistant"]] = {
@@ -43,23 +48,26 @@ ROLES: dict[str, Literal["system", "user", "assistant"]] = {
 }
 
 
-class InvalidField(ValueError):
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-
-
 def workspace_of(value: str, default: str) -> str:
-    workspace = value or default
-    if not _WORKSPACE.match(workspace):
-        raise InvalidField("workspace", "must be 1-64 letters, digits, '_' or '-'")
-    return workspace
-
-
-def _positive_or_default(field: str, value: int, default: int) -> int:
-    if value < 0:
-        raise InvalidField(f"params.{field}", "must not be negative")
+    """An empty workspace means the server's default one."""
     return value or default
+
+
+def encode_page_token(doc_id: str) -> str:
+    """ListDocuments pages by doc_id; the token is the last id of the previous page."""
+    return base64.urlsafe_b64encode(doc_id.encode()).decode()
+
+
+def decode_page_token(token: str) -> str:
+    """The doc_id after which the next page starts; ValueError for a token not ours.
+    Only the exact encoding `encode_page_token` makes is accepted (no lenient decoding)."""
+    try:
+        doc_id = base64.b64decode(token.encode("ascii"), altchars=b"-_", validate=True).decode()
+    except (binascii.Error, UnicodeError) as exc:
+        raise ValueError("not a ListDocuments page token") from exc
+    if encode_page_token(doc_id) != token:
+        raise ValueError("not a ListDocuments page token")
+    return doc_id
 
 
 def query_input(
@@ -70,10 +78,6 @@ def query_input(
     defaults: QueryDefaults,
     default_workspace: str,
 ) -> QueryInput:
-    if not query.strip():
-        raise InvalidField("query", "must not be empty")
-    if len(query) > MAX_QUERY_CHARS:
-        raise InvalidField("query", f"must be at most {MAX_QUERY_CHARS} characters")
     return QueryInput(
         workspace=workspace_of(workspace, default_workspace),
         query=query,
@@ -83,31 +87,16 @@ def query_input(
 
 
 def query_options(p: query_pb2.QueryParams, d: QueryDefaults) -> QueryOptions:
-    if p.mode and p.mode not in _MODES:
-        raise InvalidField("params.mode", f"unknown mode {p.mode}")
-    if p.kg_chunk_pick_method not in (0, 1, 2):
-        raise InvalidField("params.kg_chunk_pick_method", "unknown method")
     threshold = p.cosine_threshold if p.HasField("cosine_threshold") else d.cosine_threshold
-    if not -1.0 <= threshold <= 1.0:
-        raise InvalidField("params.cosine_threshold", "must be between -1 and 1")
-    pick = {1: "VECTOR", 2: "WEIGHT"}.get(p.kg_chunk_pick_method, d.kg_chunk_pick_method)
     return QueryOptions(
         mode=_MODES.get(p.mode, Mode(d.mode)),
-        top_k=_positive_or_default("top_k", p.top_k, d.top_k),
-        chunk_top_k=_positive_or_default("chunk_top_k", p.chunk_top_k, d.chunk_top_k),
-        max_entity_tokens=_positive_or_default(
-            "max_entity_tokens", p.max_entity_tokens, d.max_entity_tokens
-        ),
-        max_relation_tokens=_positive_or_default(
-            "max_relation_tokens", p.max_relation_tokens, d.max_relation_tokens
-        ),
-        max_total_tokens=_positive_or_default(
-            "max_total_tokens", p.max_total_tokens, d.max_total_tokens
-        ),
-        related_chunk_number=_positive_or_default(
-            "related_chunk_number", p.related_chunk_number, d.related_chunk_number
-        ),
-        chunk_pick_method=pick,
+        top_k=p.top_k or d.top_k,
+        chunk_top_k=p.chunk_top_k or d.chunk_top_k,
+        max_entity_tokens=p.max_entity_tokens or d.max_entity_tokens,
+        max_relation_tokens=p.max_relation_tokens or d.max_relation_tokens,
+        max_total_tokens=p.max_total_tokens or d.max_total_tokens,
+        related_chunk_number=p.related_chunk_number or d.related_chunk_number,
+        chunk_pick_method=_PICK_METHODS.get(p.kg_chunk_pick_method, d.kg_chunk_pick_method),
         cosine_threshold=threshold,
         enable_rerank=p.enable_rerank if p.HasField("enable_rerank") else True,
         min_rerank_score=p.min_rerank_score,
@@ -123,26 +112,15 @@ def query_options(p: query_pb2.QueryParams, d: QueryDefaults) -> QueryOptions:
 
 
 def history(p: query_pb2.QueryParams) -> tuple[ChatMessage, ...]:
-    messages = []
-    for i, message in enumerate(p.conversation_history):
-        role = ROLES.get(message.role)
-        if role is None:
-            field = f"params.conversation_history[{i}].role"
-            raise InvalidField(field, "must be 'system', 'user' or 'assistant'")
-        messages.append(ChatMessage(role, message.content))
-    return tuple(messages)
+    return tuple(ChatMessage(ROLES[m.role], m.content) for m in p.conversation_history)
 
 
 def to_filter(f: common_pb2.SearchFilter) -> SearchFilter:
-    time_from = f.time_from.ToNanoseconds() / 1e9 if f.HasField("time_from") else None
-    time_to = f.time_to.ToNanoseconds() / 1e9 if f.HasField("time_to") else None
-    if time_from is not None and time_to is not None and time_from >= time_to:
-        raise InvalidField("filter.time_from", "must be before filter.time_to")
     return SearchFilter(
         doc_ids=frozenset(f.doc_ids),
         metadata=dict(f.metadata),
-        time_from=time_from,
-        time_to=time_to,
+        time_from=f.time_from.ToNanoseconds() / 1e9 if f.HasField("time_from") else None,
+        time_to=f.time_to.ToNanoseconds() / 1e9 if f.HasField("time_to") else None,
     )
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
+from typing import Any
 
 import grpc
 from grpc_health.v1 import _async as health_aio
@@ -11,6 +13,7 @@ from grpc_reflection.v1alpha import reflection
 
 from ragstream.query.ingest import IngestServicer
 from ragstream.query.service import QueryServicer
+from ragstream.query.tracing import TracingInterceptor
 from ragstream.v1 import ingest_pb2, ingest_pb2_grpc, query_pb2, query_pb2_grpc
 
 log = logging.getLogger(__name__)
@@ -29,13 +32,16 @@ class GrpcServer:
         query: QueryServicer | None,
         ingest: IngestServicer | None,
         max_message_mb: int = 16,
+        interceptors: Sequence[grpc.aio.ServerInterceptor[Any, Any]] = (),
+        credentials: grpc.ServerCredentials | None = None,
     ) -> None:
         limit = max_message_mb * 1024 * 1024
         self._server = grpc.aio.server(
+            interceptors=[TracingInterceptor(), *interceptors],
             options=[
                 ("grpc.max_receive_message_length", limit),
                 ("grpc.max_send_message_length", limit),
-            ]
+            ],
         )
         self._health = health_aio.HealthServicer()
         names: list[str] = [health.SERVICE_NAME, reflection.SERVICE_NAME]
@@ -48,7 +54,11 @@ class GrpcServer:
         health_pb2_grpc.add_HealthServicer_to_server(self._health, self._server)
         reflection.enable_server_reflection(names, self._server)
         self._names = [n for n in names if n.startswith("ragstream.")]
-        self.port = self._server.add_insecure_port(listen)
+        self.port = (
+            self._server.add_secure_port(listen, credentials)
+            if credentials is not None
+            else self._server.add_insecure_port(listen)
+        )
         if self.port == 0:
             raise OSError(f"cannot listen on {listen}")
         self._listen = listen

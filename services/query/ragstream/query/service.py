@@ -6,12 +6,14 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
+from opentelemetry import trace
 
 from ragstream.common.config import QueryDefaults
+from ragstream.common.instruments import record_query
+from ragstream.common.telemetry import annotate
 from ragstream.common.timing import StageTimer
 from ragstream.query import convert
 from ragstream.query.engine import QueryEngine
-from ragstream.query.errors import abort_invalid
 from ragstream.query.types import QueryInput, Retrieval
 from ragstream.v1 import query_pb2, query_pb2_grpc
 
@@ -44,6 +46,7 @@ class QueryServicer(query_pb2_grpc.QueryServiceServicer):
         elif not q.options.only_need_context:
             response.answer = await self._engine.answer(q, retrieval, timer)
         response.timings.extend(_timings(timer))
+        _record(q, "Query", timer)
         return response
 
     async def StreamQuery(
@@ -56,6 +59,7 @@ class QueryServicer(query_pb2_grpc.QueryServiceServicer):
         async for delta in self._engine.stream_answer(q, retrieval, timer):
             yield query_pb2.StreamQueryResponse(delta=delta)
         end = query_pb2.StreamQueryEnd(timings=_timings(timer), providers=self._providers())
+        _record(q, "StreamQuery", timer)
         yield query_pb2.StreamQueryResponse(end=end)
 
     async def Retrieve(
@@ -64,20 +68,21 @@ class QueryServicer(query_pb2_grpc.QueryServiceServicer):
         q = await self._input(request, context)
         timer = StageTimer()
         retrieval = await self._engine.retrieve(q, timer)
+        _record(q, "Retrieve", timer)
         return self._retrieve_response(q, retrieval, timer)
 
     async def _input(self, request: AnyRequest, context: Context) -> QueryInput:
-        try:
-            return convert.query_input(
-                request.workspace,
-                request.query,
-                request.params,
-                request.filter,
-                self._defaults,
-                self._workspace,
-            )
-        except convert.InvalidField as exc:
-            await abort_invalid(context, exc)
+        # Already validated: the server's Gate interceptor ran `validation` on the request.
+        q = convert.query_input(
+            request.workspace,
+            request.query,
+            request.params,
+            request.filter,
+            self._defaults,
+            self._workspace,
+        )
+        annotate(trace.get_current_span(), workspace=q.workspace, mode=q.options.mode.value)
+        return q
 
     def _retrieve_response(
         self, q: QueryInput, retrieval: Retrieval, timer: StageTimer
@@ -93,6 +98,10 @@ class QueryServicer(query_pb2_grpc.QueryServiceServicer):
 
     def _providers(self) -> query_pb2.Providers:
         return query_pb2.Providers(**self._engine.providers)
+
+
+def _record(q: QueryInput, method: str, timer: StageTimer) -> None:
+    record_query(q.options.mode.value, method, timer.elapsed_s, timer.items())
 
 
 def _timings(timer: StageTimer) -> list[query_pb2.StageTiming]:

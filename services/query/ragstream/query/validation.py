@@ -1,0 +1,390 @@
+"""Every rule a request must meet, in one table, checked before any handler runs.
+
+The rules are data: `RULES` maps each request message type of the API (and each message
+nested in one) to its fields, and each field to the checks its value must pass. `validate`
+walks a request along its proto descriptor, so a nested message (QueryParams, SearchFilter,
+ChatMessage, DocumentInput) is checked wherever it appears, and a violation is reported with
+the field's path as the client wrote it (`params.conversation_history[2].role`). A unit test
+holds the table to the proto: every field of every request message has an entry (an empty one
+means "any value"), and no entry names a field the proto lacks.
+
+Descriptions never quote the offending value: it may be a document's text or a secret pasted
+into the wrong field, and the description travels back in the error and into logs.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import islice
+from typing import Any
+
+from google.protobuf.descriptor import EnumDescriptor
+from google.protobuf.message import Message
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from ragstream.common.config import WORKSPACE_PATTERN
+from ragstream.common.events import MAX_DOC_ID_CHARS
+from ragstream.query.convert import ROLES, decode_page_token
+from ragstream.v1 import common_pb2, query_pb2
+
+MAX_QUERY_CHARS = 8000
+MAX_TOP_K = 1000
+MAX_RELATED_CHUNKS = 100
+MAX_TOKEN_BUDGET = 1_000_000
+MIN_TOTAL_TOKENS = 256
+"""Below this the prompt's own instructions leave no room for context."""
+MAX_HISTORY_MESSAGES = 100
+MAX_MESSAGE_CHARS = 32_000
+MAX_PROMPT_CHARS = 8000
+MAX_RESPONSE_TYPE_CHARS = 100
+MAX_KEYWORDS = 64
+MAX_KEYWORD_CHARS = 200
+MAX_IDS = 1000
+"""Document ids in one filter, delete or status request."""
+MAX_DOCUMENTS = 1000
+"""Documents in one PublishDocuments call."""
+MAX_METADATA_ENTRIES = 64
+MAX_METADATA_KEY_CHARS = 128
+MAX_METADATA_VALUE_CHARS = 1024
+MAX_FILE_PATH_CHARS = 4096
+MAX_PAGE_SIZE = 1000
+MAX_PAGE_TOKEN_CHARS = 4096
+MAX_VIOLATIONS = 20
+"""A request with more problems reports the first ones; the rest would only add noise."""
+_TIMESTAMP_SECONDS = (-62_135_596_800, 253_402_300_799)  # 0001-01-01 .. 9999-12-31
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_WORKSPACE = re.compile(WORKSPACE_PATTERN)
+LEAF_TYPES = frozenset({Timestamp.DESCRIPTOR.full_name})
+"""Well-known types checked as a whole by their field's rule, never walked into."""
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """The limits that come from configuration rather than from the API."""
+
+    max_document_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    field: str
+    """Path of the field in the request, e.g. `documents[3].doc_id`."""
+    description: str
+
+
+Problem = tuple[str, str]
+"""(suffix appended to the field's path, e.g. "[3]" or "", description)."""
+Check = Callable[[Any, Limits], Iterator[Problem]]
+Field = Any
+"""A FieldDescriptor (the pure-Python or the upb one, whichever protobuf runs on)."""
+CrossCheck = Callable[[Any], Iterator[Problem]]
+"""A rule across fields of one message; the suffix is the path of the field to blame."""
+
+
+def length(low: int, high: int) -> Check:
+    expected = f"{low} to {high}" if low else f"at most {high}"
+
+    def check(value: str, limits: Limits) -> Iterator[Problem]:
+        if not low <= len(value) <= high:
+            yield "", f"must have {expected} characters"
+
+    return check
+
+
+def not_blank(value: str, limits: Limits) -> Iterator[Problem]:
+    if not value.strip():
+        yield "", "must not be empty"
+
+
+def no_control_characters(value: str, limits: Limits) -> Iterator[Problem]:
+    if _CONTROL.search(value):
+        yield "", "must not contain control characters"
+
+
+def workspace(value: str, limits: Limits) -> Iterator[Problem]:
+    """Empty means the server's default workspace."""
+    if value and not _WORKSPACE.match(value):
+        yield "", "must be 1-64 letters, digits, '_' or '-', starting with a letter or digit"
+
+
+def in_range(low: float, high: float) -> Check:
+    def check(value: float, limits: Limits) -> Iterator[Problem]:
+        # Written so that NaN fails too.
+        if not low <= value <= high:
+            yield "", f"must be between {low} and {high}"
+
+    return check
+
+
+def zero_or_range(low: int, high: int) -> Check:
+    """0 takes the server default; anything else must lie in [low, high]."""
+
+    def check(value: int, limits: Limits) -> Iterator[Problem]:
+        if value != 0 and not low <= value <= high:
+            yield "", f"must be 0 (server default) or between {low} and {high}"
+
+    return check
+
+
+def non_negative(value: int, limits: Limits) -> Iterator[Problem]:
+    if value < 0:
+        yield "", "must not be negative"
+
+
+def finite(value: float, limits: Limits) -> Iterator[Problem]:
+    if not math.isfinite(value):
+        yield "", "must be a finite number"
+
+
+def known(enum: EnumDescriptor) -> Check:
+    """The value is one the proto defines (proto3 accepts unknown enum numbers on the wire)."""
+    names = ", ".join(value.name for value in enum.values)
+
+    def check(value: int, limits: Limits) -> Iterator[Problem]:
+        if value not in enum.values_by_number:
+            yield "", f"must be one of {names}"
+
+    return check
+
+
+def one_of(allowed: Iterable[str]) -> Check:
+    choices = tuple(allowed)
+    listed = ", ".join(repr(choice) for choice in choices)
+
+    def check(value: str, limits: Limits) -> Iterator[Problem]:
+        if value not in choices:
+            yield "", f"must be one of {listed}"
+
+    return check
+
+
+def count(low: int, high: int) -> Check:
+    def check(value: Sequence[Any], limits: Limits) -> Iterator[Problem]:
+        if not low <= len(value) <= high:
+            yield "", f"must have {low} to {high} entries"
+
+    return check
+
+
+def each(*checks: Check) -> Check:
+    """Applies `checks` to every element of a repeated scalar field (`[i]` in the path)."""
+
+    def check(values: Sequence[Any], limits: Limits) -> Iterator[Problem]:
+        for index, value in enumerate(values):
+            for inner in checks:
+                for suffix, description in inner(value, limits):
+                    yield f"[{index}]{suffix}", description
+
+    return check
+
+
+def mapping(max_entries: int, keys: Sequence[Check], values: Sequence[Check]) -> Check:
+    """Checks every key and value of a map field. The path names the map, never the key: a
+    key is caller data and must not be echoed."""
+
+    def check(entries: Mapping[str, str], limits: Limits) -> Iterator[Problem]:
+        if len(entries) > max_entries:
+            yield "", f"must have at most {max_entries} entries"
+            return
+        for key, value in entries.items():
+            for description in _first(keys, key, limits):
+                yield "", f"every key {description}"
+            for description in _first(values, value, limits):
+                yield "", f"every value {description}"
+
+    return check
+
+
+def _first(checks: Sequence[Check], value: Any, limits: Limits) -> Iterator[str]:
+    for check in checks:
+        for _, description in check(value, limits):
+            yield description
+            return
+
+
+def timestamp(value: Timestamp, limits: Limits) -> Iterator[Problem]:
+    low, high = _TIMESTAMP_SECONDS
+    if not (low <= value.seconds <= high and 0 <= value.nanos < 1_000_000_000):
+        yield "", "must be a valid timestamp (years 1 to 9999, nanos 0 to 999999999)"
+
+
+def content_size(value: str, limits: Limits) -> Iterator[Problem]:
+    if len(value.encode()) > limits.max_document_bytes:
+        yield "", f"must be at most {limits.max_document_bytes} bytes"
+
+
+def page_token(value: str, limits: Limits) -> Iterator[Problem]:
+    if len(value) > MAX_PAGE_TOKEN_CHARS:
+        yield "", "is not a token from ListDocuments"
+        return
+    try:
+        decode_page_token(value)
+    except ValueError:
+        yield "", "is not a token from ListDocuments"
+
+
+def unique_ids(field: str) -> CrossCheck:
+    def check(ids: Sequence[str]) -> Iterator[Problem]:
+        seen: dict[str, int] = {}
+        for index, doc_id in enumerate(ids):
+            if doc_id in seen:
+                yield f"{field}[{index}]", f"repeats {field}[{seen[doc_id]}]"
+            seen.setdefault(doc_id, index)
+
+    return check
+
+
+def _publish_unique(request: Any) -> Iterator[Problem]:
+    for suffix, description in unique_ids("documents")([d.doc_id for d in request.documents]):
+        yield f"{suffix}.doc_id", f"{description}.doc_id"
+
+
+def _one_output(params: Any) -> Iterator[Problem]:
+    if params.only_need_context and params.only_need_prompt:
+        yield "only_need_prompt", "cannot be combined with only_need_context"
+
+
+def _time_order(search_filter: Any) -> Iterator[Problem]:
+    both = search_filter.HasField("time_from") and search_filter.HasField("time_to")
+    if both and search_filter.time_from.ToNanoseconds() >= search_filter.time_to.ToNanoseconds():
+        yield "time_from", "must be before filter.time_to"
+
+
+WORKSPACE = (workspace,)
+DOC_ID = (length(1, MAX_DOC_ID_CHARS), no_control_characters)
+METADATA = (
+    mapping(
+        MAX_METADATA_ENTRIES,
+        keys=(length(1, MAX_METADATA_KEY_CHARS), no_control_characters),
+        values=(length(0, MAX_METADATA_VALUE_CHARS),),
+    ),
+)
+QUERY_REQUEST: dict[str, tuple[Check, ...]] = {
+    "workspace": WORKSPACE,
+    "query": (not_blank, length(0, MAX_QUERY_CHARS)),
+    "params": (),
+    "filter": (),
+}
+KEYWORDS = (count(0, MAX_KEYWORDS), each(not_blank, length(0, MAX_KEYWORD_CHARS)))
+BUDGET = (in_range(0, MAX_TOKEN_BUDGET),)
+
+RULES: dict[str, dict[str, tuple[Check, ...]]] = {
+    "ragstream.v1.QueryRequest": QUERY_REQUEST,
+    "ragstream.v1.StreamQueryRequest": QUERY_REQUEST,
+    "ragstream.v1.RetrieveRequest": QUERY_REQUEST,
+    "ragstream.v1.QueryParams": {
+        "mode": (known(query_pb2.QueryMode.DESCRIPTOR),),
+        "top_k": (in_range(0, MAX_TOP_K),),
+        "chunk_top_k": (in_range(0, MAX_TOP_K),),
+        "max_entity_tokens": BUDGET,
+        "max_relation_tokens": BUDGET,
+        "max_total_tokens": (zero_or_range(MIN_TOTAL_TOKENS, MAX_TOKEN_BUDGET),),
+        "related_chunk_number": (in_range(0, MAX_RELATED_CHUNKS),),
+        "kg_chunk_pick_method": (known(query_pb2.ChunkPickMethod.DESCRIPTOR),),
+        "cosine_threshold": (in_range(-1, 1),),
+        "enable_rerank": (),
+        "min_rerank_score": (finite,),
+        "only_need_context": (),
+        "only_need_prompt": (),
+        "response_type": (length(0, MAX_RESPONSE_TYPE_CHARS), no_control_characters),
+        "conversation_history": (count(0, MAX_HISTORY_MESSAGES),),
+        "user_prompt": (length(0, MAX_PROMPT_CHARS),),
+        "hl_keywords": KEYWORDS,
+        "ll_keywords": KEYWORDS,
+        "include_references": (),
+    },
+    "ragstream.v1.ChatMessage": {
+        "role": (one_of(ROLES),),
+        "content": (length(0, MAX_MESSAGE_CHARS),),
+    },
+    "ragstream.v1.SearchFilter": {
+        "doc_ids": (count(0, MAX_IDS), each(*DOC_ID)),
+        "metadata": METADATA,
+        "time_from": (timestamp,),
+        "time_to": (timestamp,),
+    },
+    "ragstream.v1.PublishDocumentsRequest": {
+        "workspace": WORKSPACE,
+        "documents": (count(1, MAX_DOCUMENTS),),
+    },
+    "ragstream.v1.DocumentInput": {
+        "doc_id": DOC_ID,
+        "content": (content_size,),
+        "file_path": (length(0, MAX_FILE_PATH_CHARS), no_control_characters),
+        "metadata": METADATA,
+        "version": (non_negative,),
+        "timestamp": (timestamp,),
+    },
+    "ragstream.v1.DeleteDocumentsRequest": {
+        "workspace": WORKSPACE,
+        "doc_ids": (count(1, MAX_IDS), each(*DOC_ID)),
+    },
+    "ragstream.v1.GetDocumentStatusRequest": {
+        "workspace": WORKSPACE,
+        "doc_ids": (count(0, MAX_IDS), each(*DOC_ID)),
+    },
+    "ragstream.v1.ListDocumentsRequest": {
+        "workspace": WORKSPACE,
+        "state": (known(common_pb2.DocumentState.DESCRIPTOR),),
+        "page_size": (in_range(0, MAX_PAGE_SIZE),),
+        "page_token": (page_token,),
+    },
+    "ragstream.v1.GetIndexingProgressRequest": {},
+}
+CROSS_RULES: dict[str, tuple[CrossCheck, ...]] = {
+    "ragstream.v1.QueryParams": (_one_output,),
+    "ragstream.v1.SearchFilter": (_time_order,),
+    "ragstream.v1.PublishDocumentsRequest": (_publish_unique,),
+    "ragstream.v1.DeleteDocumentsRequest": (
+        lambda request: unique_ids("doc_ids")(request.doc_ids),
+    ),
+}
+
+
+def validate(request: Message, limits: Limits) -> list[Violation]:
+    """Every rule `request` breaks (at most MAX_VIOLATIONS); empty when it is valid.
+
+    Raises KeyError for a message type without rules: a new RPC must get its rules before
+    it can be served (fail closed), and the coverage test says which are missing.
+    """
+    return list(islice(_walk(request, "", limits), MAX_VIOLATIONS))
+
+
+def _walk(message: Message, prefix: str, limits: Limits) -> Iterator[Violation]:
+    descriptor = message.DESCRIPTOR
+    rules = RULES[descriptor.full_name]
+    for field in descriptor.fields:
+        path = prefix + field.name
+        value = getattr(message, field.name)
+        broken = False
+        for check in rules[field.name]:
+            for suffix, description in check(value, limits):
+                broken = True
+                yield Violation(path + suffix, description)
+        if not broken and walks_into(field):
+            yield from _nested(message, field, value, path, limits)
+    for cross in CROSS_RULES.get(descriptor.full_name, ()):
+        for field_path, description in cross(message):
+            yield Violation(prefix + field_path, description)
+
+
+def _nested(
+    message: Message, field: Field, value: Any, path: str, limits: Limits
+) -> Iterator[Violation]:
+    if field.is_repeated:
+        for index, item in enumerate(value):
+            yield from _walk(item, f"{path}[{index}].", limits)
+    elif message.HasField(field.name):
+        yield from _walk(value, f"{path}.", limits)
+
+
+def walks_into(field: Field) -> bool:
+    """Whether `field` holds messages with rules of their own (not maps, not leaf types)."""
+    if field.message_type is None:
+        return False
+    return not (
+        field.message_type.GetOptions().map_entry or field.message_type.full_name in LEAF_TYPES
+    )
