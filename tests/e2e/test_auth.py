@@ -1,0 +1,227 @@
+"""Bearer tokens and workspaces against a running `ragstream serve` with auth enabled.
+
+Both workspaces hold identical documents, so any leak across them would look like success:
+each RPC is tried for the granted workspace (it must answer with content) and for the other
+one (it must be PERMISSION_DENIED).
+"""
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from ragstream.query.auth import token_digest
+from ragstream.v1 import common_pb2, ingest_pb2, ingest_pb2_grpc, query_pb2, query_pb2_grpc
+from tests.support.server import ServeProcess
+
+pytestmark = pytest.mark.e2e
+ALPHA, BETA, ADMIN = "tok-alpha-93c1d0", "tok-beta-5b7e22", "tok-admin-0f4a8c"
+DOCS = {
+    "recall.md": "The Tern S3 drone was recalled in 2024 because its battery seals failed.",
+    "seals.md": "Kestrel Polymers made the battery seals used in the Tern S3 drone.",
+}
+QUESTION = "Who made the battery seals of the Tern S3?"
+
+
+def auth(token: str) -> tuple[tuple[str, str]]:
+    return (("authorization", f"Bearer {token}"),)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
+    root = tmp_path_factory.mktemp("auth")
+    tokens = root / "tokens.toml"
+    tokens.write_text(
+        f"""
+[[tokens]]
+name = "alpha"
+sha256 = "{token_digest(ALPHA)}"
+workspaces = ["alpha"]
+
+[[tokens]]
+name = "beta"
+sha256 = "{token_digest(BETA)}"
+workspaces = ["beta"]
+
+[[tokens]]
+name = "admin"
+token = "{ADMIN}"
+workspaces = ["*"]
+"""
+    )
+    env = {"RAGSTREAM_AUTH__ENABLED": "true", "RAGSTREAM_AUTH__TOKENS_FILE": str(tokens)}
+    process = ServeProcess(root / "data", env).start()
+    try:
+        yield process
+    finally:
+        process.stop()
+
+
+@pytest.fixture(scope="module")
+def channel(server: ServeProcess) -> Iterator[grpc.Channel]:
+    with grpc.insecure_channel(server.address) as ch:
+        yield ch
+
+
+@pytest.fixture(scope="module")
+def indexed(channel: grpc.Channel) -> None:
+    stub = ingest_pb2_grpc.IngestServiceStub(channel)
+    for workspace, token in (("alpha", ALPHA), ("beta", BETA)):
+        documents = [ingest_pb2.DocumentInput(doc_id=d, content=c) for d, c in DOCS.items()]
+        request = ingest_pb2.PublishDocumentsRequest(workspace=workspace, documents=documents)
+        stub.PublishDocuments(request, metadata=auth(token))
+    deadline = time.monotonic() + 120
+    for workspace, token in (("alpha", ALPHA), ("beta", BETA)):
+        while True:
+            request_ = ingest_pb2.GetDocumentStatusRequest(workspace=workspace, doc_ids=list(DOCS))
+            statuses = stub.GetDocumentStatus(request_, metadata=auth(token)).documents
+            if len(statuses) == len(DOCS) and all(
+                s.state == common_pb2.DOCUMENT_STATE_PROCESSED for s in statuses
+            ):
+                break
+            assert time.monotonic() < deadline, "documents not indexed in time"
+            time.sleep(0.2)
+
+
+Read = Callable[[grpc.Channel, str, str], Any]
+
+
+def query(channel: grpc.Channel, workspace: str, token: str) -> Any:
+    request = query_pb2.QueryRequest(workspace=workspace, query=QUESTION)
+    response = query_pb2_grpc.QueryServiceStub(channel).Query(request, metadata=auth(token))
+    return [c.doc_id for c in response.context.chunks]
+
+
+def stream_query(channel: grpc.Channel, workspace: str, token: str) -> Any:
+    request = query_pb2.StreamQueryRequest(workspace=workspace, query=QUESTION)
+    events = query_pb2_grpc.QueryServiceStub(channel).StreamQuery(request, metadata=auth(token))
+    return [c.doc_id for e in events if e.HasField("context") for c in e.context.context.chunks]
+
+
+def retrieve(channel: grpc.Channel, workspace: str, token: str) -> Any:
+    request = query_pb2.RetrieveRequest(workspace=workspace, query=QUESTION)
+    response = query_pb2_grpc.QueryServiceStub(channel).Retrieve(request, metadata=auth(token))
+    return [c.doc_id for c in response.context.chunks]
+
+
+def status(channel: grpc.Channel, workspace: str, token: str) -> Any:
+    request = ingest_pb2.GetDocumentStatusRequest(workspace=workspace, doc_ids=list(DOCS))
+    stub = ingest_pb2_grpc.IngestServiceStub(channel)
+    return [
+        (d.workspace, d.doc_id)
+        for d in stub.GetDocumentStatus(request, metadata=auth(token)).documents
+    ]
+
+
+def listing(channel: grpc.Channel, workspace: str, token: str) -> Any:
+    request = ingest_pb2.ListDocumentsRequest(workspace=workspace)
+    stub = ingest_pb2_grpc.IngestServiceStub(channel)
+    return [
+        (d.workspace, d.doc_id) for d in stub.ListDocuments(request, metadata=auth(token)).documents
+    ]
+
+
+def publish(channel: grpc.Channel, workspace: str, token: str) -> Any:
+    document = ingest_pb2.DocumentInput(doc_id="extra.md", content="An extra note.")
+    request = ingest_pb2.PublishDocumentsRequest(workspace=workspace, documents=[document])
+    stub = ingest_pb2_grpc.IngestServiceStub(channel)
+    return [r.doc_id for r in stub.PublishDocuments(request, metadata=auth(token)).results]
+
+
+def delete(channel: grpc.Channel, workspace: str, token: str) -> Any:
+    request = ingest_pb2.DeleteDocumentsRequest(workspace=workspace, doc_ids=["extra.md"])
+    stub = ingest_pb2_grpc.IngestServiceStub(channel)
+    return [r.doc_id for r in stub.DeleteDocuments(request, metadata=auth(token)).results]
+
+
+READS: list[Read] = [query, stream_query, retrieve, status, listing]
+WRITES: list[Read] = [publish, delete]
+
+
+def code_of(call: Callable[..., Any], *args: Any) -> grpc.StatusCode:
+    try:
+        call(*args)
+    except grpc.RpcError as error:
+        assert isinstance(error, grpc.Call)
+        return error.code()
+    return grpc.StatusCode.OK
+
+
+@pytest.mark.parametrize("read", READS, ids=lambda r: r.__name__)
+def test_a_token_reads_its_workspace_and_nothing_else(
+    channel: grpc.Channel, indexed: None, read: Read
+) -> None:
+    for workspace, own, other in (("alpha", ALPHA, BETA), ("beta", BETA, ALPHA)):
+        granted = read(channel, workspace, own)
+        assert granted, f"{read.__name__} on {workspace} returned nothing"
+        if isinstance(granted[0], tuple):
+            assert {ws for ws, _ in granted} == {workspace}
+        denied = code_of(read, channel, workspace, other)
+        assert denied == grpc.StatusCode.PERMISSION_DENIED
+        # An unnamed workspace is the server's default one, which neither token grants.
+        assert code_of(read, channel, "", own) == grpc.StatusCode.PERMISSION_DENIED
+
+
+@pytest.mark.parametrize("write", WRITES, ids=lambda w: w.__name__)
+def test_a_token_cannot_change_another_workspace(
+    channel: grpc.Channel, indexed: None, write: Read
+) -> None:
+    assert code_of(write, channel, "beta", ALPHA) == grpc.StatusCode.PERMISSION_DENIED
+    assert write(channel, "alpha", ALPHA) == ["extra.md"]
+
+
+def test_a_wildcard_token_reads_every_workspace(channel: grpc.Channel, indexed: None) -> None:
+    for workspace in ("alpha", "beta"):
+        assert sorted(retrieve(channel, workspace, ADMIN)) != []
+        assert {ws for ws, _ in listing(channel, workspace, ADMIN)} == {workspace}
+
+
+@pytest.mark.parametrize(
+    "metadata",
+    [(), (("authorization", "Bearer wrong-token"),), (("authorization", f"Basic {ALPHA}"),)],
+    ids=["none", "unknown", "not-bearer"],
+)
+def test_calls_without_a_valid_token_are_unauthenticated(
+    channel: grpc.Channel, metadata: tuple[tuple[str, str], ...]
+) -> None:
+    query_stub = query_pb2_grpc.QueryServiceStub(channel)
+    ingest_stub = ingest_pb2_grpc.IngestServiceStub(channel)
+    calls: list[Callable[[], Any]] = [
+        lambda: query_stub.Retrieve(
+            query_pb2.RetrieveRequest(workspace="alpha", query=QUESTION), metadata=metadata
+        ),
+        lambda: ingest_stub.GetIndexingProgress(
+            ingest_pb2.GetIndexingProgressRequest(), metadata=metadata
+        ),
+        # Even a malformed request learns nothing before the caller is known.
+        lambda: query_stub.Query(query_pb2.QueryRequest(query=""), metadata=metadata),
+    ]
+    for call in calls:
+        assert code_of(call) == grpc.StatusCode.UNAUTHENTICATED
+
+
+def test_probes_need_no_token_and_progress_needs_any_valid_one(channel: grpc.Channel) -> None:
+    health = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest())
+    assert health.status == health_pb2.HealthCheckResponse.SERVING
+    stub = ingest_pb2_grpc.IngestServiceStub(channel)
+    stub.GetIndexingProgress(ingest_pb2.GetIndexingProgressRequest(), metadata=auth(BETA))
+
+
+def test_denials_name_the_workspace_never_the_token(channel: grpc.Channel) -> None:
+    with pytest.raises(grpc.RpcError) as caught:
+        retrieve(channel, "beta", ALPHA)
+    error = caught.value
+    assert isinstance(error, grpc.Call)
+    assert "'beta'" in (error.details() or "")
+    assert ALPHA not in (error.details() or "")
+
+
+def test_the_server_log_holds_no_token(server: ServeProcess, indexed: None) -> None:
+    text = Path(server.log_path).read_text(errors="replace")
+    assert "denied workspace" in text  # the denials above were logged ...
+    for token in (ALPHA, BETA, ADMIN):
+        assert token not in text  # ... by token name only

@@ -1,0 +1,79 @@
+"""The Gate interceptor on a real grpc.aio server, with a servicer that records its calls."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+import pytest
+
+from ragstream.query.admission import Admission
+from ragstream.query.interceptors import QUERIES, Gate, seconds_left
+from ragstream.query.validation import Limits
+from ragstream.v1 import query_pb2, query_pb2_grpc
+
+
+class Recorder(query_pb2_grpc.QueryServiceServicer):
+    """Answers Retrieve with the deadline it saw; sleeps when the query says "slow"."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def Retrieve(
+        self, request: query_pb2.RetrieveRequest, context: Any
+    ) -> query_pb2.RetrieveResponse:
+        self.calls += 1
+        if request.query == "slow":
+            await asyncio.sleep(0.5)
+        left = seconds_left()
+        return query_pb2.RetrieveResponse(notes=["none" if left is None else f"{left:.3f}"])
+
+
+@pytest.fixture
+async def stub() -> AsyncIterator[tuple[query_pb2_grpc.QueryServiceAsyncStub, Recorder]]:
+    recorder = Recorder()  # type: ignore[abstract]  # only Retrieve is exercised
+    gate = Gate(Limits(max_document_bytes=10), "default", None, {QUERIES: Admission(QUERIES, 1, 0)})
+    server = grpc.aio.server(interceptors=[gate])
+    query_pb2_grpc.add_QueryServiceServicer_to_server(recorder, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            yield query_pb2_grpc.QueryServiceStub(channel), recorder
+    finally:
+        await server.stop(0)
+
+
+async def test_handlers_see_the_time_left_before_the_deadline(
+    stub: tuple[query_pb2_grpc.QueryServiceAsyncStub, Recorder],
+) -> None:
+    client, _ = stub
+    with_deadline = await client.Retrieve(query_pb2.RetrieveRequest(query="q"), timeout=5)
+    assert 4.0 < float(with_deadline.notes[0]) <= 5.0
+    without = await client.Retrieve(query_pb2.RetrieveRequest(query="q"))
+    assert without.notes == ["none"]
+
+
+async def test_invalid_requests_never_reach_the_handler(
+    stub: tuple[query_pb2_grpc.QueryServiceAsyncStub, Recorder],
+) -> None:
+    client, recorder = stub
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await client.Retrieve(query_pb2.RetrieveRequest(query=""))
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert recorder.calls == 0
+
+
+async def test_a_busy_family_refuses_without_calling_the_handler(
+    stub: tuple[query_pb2_grpc.QueryServiceAsyncStub, Recorder],
+) -> None:
+    client, recorder = stub
+    slow = asyncio.ensure_future(client.Retrieve(query_pb2.RetrieveRequest(query="slow")))
+    await asyncio.sleep(0.1)
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await client.Retrieve(query_pb2.RetrieveRequest(query="q"))
+    assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    await slow
+    assert recorder.calls == 1
