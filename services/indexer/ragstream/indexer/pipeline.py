@@ -141,7 +141,14 @@ class DocumentIndexer:
         except (ProviderError, ExtractionFormatError) as exc:
             # The provider already retried; a reply in no known format will not improve by
             # blocking the partition. The document is marked failed; the others proceed.
-            raise DocumentError(f"entity extraction failed: {exc}") from exc
+            # The status error is shown to every caller: it names the failure, never the model's
+            # reply, which can quote the document.
+            reason = (
+                "the model's reply held no records"
+                if isinstance(exc, ExtractionFormatError)
+                else str(exc)
+            )
+            raise DocumentError(f"entity extraction failed: {reason}") from exc
         await self._remove_chunks(change.workspace, diff.removed, touched)
         chunk_ids = tuple(chunk.id for chunk in chunks)
         entities, relations = await self._ledger.counts(change.workspace, chunk_ids)

@@ -26,6 +26,7 @@ from ragstream.common.telemetry import annotate
 from ragstream.common.text.analyzer import analyze
 from ragstream.common.text.tokens import count_tokens
 from ragstream.common.timing import StageTimer
+from ragstream.query.interceptors import seconds_left
 from ragstream.query.stages import keywords as kw
 from ragstream.query.stages.graph import GraphQuery, GraphStores, global_graph, local_graph
 from ragstream.query.stages.pick import pick_chunks, round_robin
@@ -130,7 +131,8 @@ class ContextBuilder:
     async def _rerank(self, q: QueryInput, result: Retrieval, timer: StageTimer) -> None:
         reranking = self._reranking
         assert reranking is not None
-        with timer.stage("rerank") as span, reranking.gauge.track() as load:
+        # Little time left before the caller's deadline degrades the rerank (top 20 only).
+        with timer.stage("rerank") as span, reranking.gauge.track(seconds_left()) as load:
             outcome = await rerank_chunks(
                 reranking.reranker, q.query, result.chunks, q.options, load, reranking.cfg
             )
