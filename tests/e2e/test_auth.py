@@ -225,3 +225,25 @@ def test_the_server_log_holds_no_token(server: ServeProcess, indexed: None) -> N
     assert "denied workspace" in text  # the denials above were logged ...
     for token in (ALPHA, BETA, ADMIN):
         assert token not in text  # ... by token name only
+
+
+def test_the_cli_sends_the_token_from_the_environment(server: ServeProcess, indexed: None) -> None:
+    import os
+    import subprocess
+    import sys
+
+    def cli(token: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "ragstream.cli.main", "query", QUESTION]
+        return subprocess.run(
+            [*command, "-w", "alpha", "--context-only", "--server", server.address],
+            env={**os.environ, "RAGSTREAM_TOKEN": token, "COLUMNS": "200"},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+
+    allowed = cli(ALPHA)
+    assert allowed.returncode == 0, allowed.stderr
+    denied = cli(BETA)
+    assert denied.returncode == 2 and "PERMISSION_DENIED" in denied.stderr

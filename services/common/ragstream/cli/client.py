@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections.abc import Sequence
+from typing import Any
 
 import grpc
 
@@ -25,17 +27,42 @@ FINAL_STATES = (
 PUBLISH_BATCH = 64
 
 
+class BearerToken(
+    grpc.aio.UnaryUnaryClientInterceptor,  # type: ignore[type-arg]
+    grpc.aio.UnaryStreamClientInterceptor,  # type: ignore[type-arg]
+):
+    """Sends `authorization: Bearer <token>` with every call."""
+
+    def __init__(self, token: str) -> None:
+        self._metadata = (("authorization", f"Bearer {token}"),)
+
+    def _with_token(self, details: Any) -> Any:
+        metadata = tuple(details.metadata or ()) + self._metadata
+        return details._replace(metadata=metadata)
+
+    async def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
+        return await continuation(self._with_token(details), request)
+
+    async def intercept_unary_stream(self, continuation: Any, details: Any, request: Any) -> Any:
+        return await continuation(self._with_token(details), request)
+
+
 class Client:
-    """One channel to the server; use as `async with Client(address) as client:`."""
+    """One channel to the server; use as `async with Client(address) as client:`.
+
+    With auth on, the token comes from RAGSTREAM_TOKEN (never from a command-line flag, which
+    other users of the machine could read in the process list)."""
 
     def __init__(self, address: str, max_message_mb: int = 64) -> None:
         limit = max_message_mb * 1024 * 1024
+        token = os.environ.get("RAGSTREAM_TOKEN", "")
         self._channel = grpc.aio.insecure_channel(
             address,
             options=[
                 ("grpc.max_receive_message_length", limit),
                 ("grpc.max_send_message_length", limit),
             ],
+            interceptors=[BearerToken(token)] if token else None,  # type: ignore[list-item]
         )
         self.query = query_pb2_grpc.QueryServiceStub(self._channel)
         self.ingest = ingest_pb2_grpc.IngestServiceStub(self._channel)
