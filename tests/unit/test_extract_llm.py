@@ -45,6 +45,9 @@ class MemoryCache:
     async def put(self, key: str, value: str) -> None:
         self.values[key] = value
 
+    async def close(self) -> None:
+        return None
+
 
 @pytest.fixture
 async def server() -> AsyncIterator[OpenAITestServer]:
