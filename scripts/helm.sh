@@ -73,7 +73,8 @@ case "${1:-check}" in
   template) shift; "$helm" template ragstream "$chart" "$@" ;;
   check)
     lint
-    "$helm" template ragstream "$chart" >/dev/null
+    # Auth is on by default and needs a tokens Secret; the defaults are rendered with one named.
+    "$helm" template ragstream "$chart" --set auth.tokensSecret.name=ragstream-auth >/dev/null
     "$helm" template ragstream "$chart" -f "$production" >/dev/null
     echo "helm.sh: lint and template passed" ;;
   helm) shift; "$helm" "$@" ;;

@@ -6,13 +6,17 @@ the chart tests fail with helm's own output: they never skip.
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
+
+from ragstream.common.config import Settings
 
 REPO = Path(__file__).resolve().parents[2]
 CHART = REPO / "deploy" / "helm" / "ragstream"
@@ -131,3 +135,54 @@ def secret_refs(manifests: Sequence[Manifest], component: str) -> dict[str, tupl
         if ref:
             refs[var["name"]] = (ref["name"], ref["key"])
     return refs
+
+
+@dataclass(frozen=True)
+class MountedFile:
+    """The Secret or ConfigMap key a container sees as a file."""
+
+    kind: str
+    """"secret" or "configMap"."""
+    name: str
+    key: str
+    read_only: bool
+
+
+def mounted_file(manifests: Sequence[Manifest], component: str, path: str) -> MountedFile | None:
+    """Where the file at `path` in the component's container comes from; None: no mount has it."""
+    spec = deployment(manifests, component)["spec"]["template"]["spec"]
+    (container,) = spec["containers"]
+    volumes = {volume["name"]: volume for volume in spec.get("volumes", [])}
+    for mount in container.get("volumeMounts", []):
+        directory = mount["mountPath"].rstrip("/") + "/"
+        if path.startswith(directory):
+            found = _volume_file(volumes[mount["name"]], path.removeprefix(directory))
+            if found is not None:
+                kind, name, key = found
+                return MountedFile(kind, name, key, bool(mount.get("readOnly", False)))
+    return None
+
+
+def _volume_file(volume: Manifest, relative: str) -> tuple[str, str, str] | None:
+    """(kind, object name, key) of the file at `relative` in a Secret or ConfigMap volume;
+    without `items` every key appears under its own name."""
+    for kind, name_field in (("secret", "secretName"), ("configMap", "name")):
+        source = volume.get(kind)
+        if source is None:
+            continue
+        items = source.get("items")
+        if items is None:
+            return kind, source[name_field], relative
+        keys = [item["key"] for item in items if item["path"] == relative]
+        return (kind, source[name_field], keys[0]) if keys else None
+    return None
+
+
+def container_settings(env: Mapping[str, str], monkeypatch: pytest.MonkeyPatch) -> Settings:
+    """Settings as the product loads them in a container with exactly this environment."""
+    for name in list(os.environ):
+        if name.startswith("RAGSTREAM_"):
+            monkeypatch.delenv(name)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    return Settings()

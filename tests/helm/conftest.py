@@ -18,16 +18,24 @@ from tests.helm.chart import (
     write_values,
 )
 
-# Values sets the rendered-object tests run on. "everything" is the production example with
-# every credential referenced; "minimal" turns every optional object off.
+# Values sets the rendered-object tests run on. "default" is values.yaml plus the one value it
+# cannot default: the Secret holding the tokens file (auth is on by default). "everything" is
+# the production example (tokens over TLS) with every credential referenced and mTLS;
+# "minimal" turns every optional object off, authentication included.
+TOKENS_SECRET = {"name": "ragstream-auth", "key": "tokens.toml"}
+DEFAULTS: dict[str, Any] = {"auth": {"tokensSecret": TOKENS_SECRET}}
 EVERYTHING: dict[str, Any] = {
-    "secrets": {"elasticsearch": {"api_key": {"name": "ragstream-elasticsearch", "key": "api-key"}}}
+    "secrets": {
+        "elasticsearch": {"api_key": {"name": "ragstream-elasticsearch", "key": "api-key"}}
+    },
+    "auth": {"clientCA": {"kind": "ConfigMap", "name": "ragstream-client-ca", "key": "ca.crt"}},
 }
 MINIMAL: dict[str, Any] = {
     "serviceAccount": {"create": False},
     "query": {"autoscaling": {"enabled": False}, "pdb": {"enabled": False}},
     "indexer": {"pdb": {"enabled": False}, "keda": {"enabled": False}},
     "networkPolicy": {"enabled": False},
+    "auth": {"enabled": False},
 }
 SCENARIOS = ("default", "production", "everything", "minimal")
 
@@ -48,9 +56,15 @@ def values_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def scenario_files(values_dir: Path) -> dict[str, list[Path]]:
+def defaults_file(values_dir: Path) -> Path:
+    """The "default" values set, for tests that add their own values on top."""
+    return write_values(values_dir, "defaults", DEFAULTS)
+
+
+@pytest.fixture(scope="session")
+def scenario_files(values_dir: Path, defaults_file: Path) -> dict[str, list[Path]]:
     return {
-        "default": [],
+        "default": [defaults_file],
         "production": [PRODUCTION_VALUES],
         "everything": [PRODUCTION_VALUES, write_values(values_dir, "everything", EVERYTHING)],
         "minimal": [write_values(values_dir, "minimal", MINIMAL)],

@@ -88,6 +88,9 @@ def test_custom_resource_validation_is_strict(render: Callable[[str], list[Manif
         ({"secrets": {"llm": {"api_key": {"name": "keys", "key": "llm", "value": "sk"}}}}, "value"),
         ({"indexer": {"keda": {"maxReplica": 4}}}, "maxReplica"),
         ({"otel": {"endpoints": "http://collector:4317"}}, "endpoints"),
+        ({"auth": {"tokenSecret": {"name": "ragstream-auth", "key": "t"}}}, "tokenSecret"),
+        ({"auth": {"tls": {"secretName": "tls", "caKey": "ca.crt"}}}, "caKey"),
+        ({"config": {"auth": {"enabled": True}}}, "auth"),
     ],
 )
 def test_a_values_file_with_an_unknown_key_fails_with_a_schema_error(
@@ -113,13 +116,24 @@ def test_a_values_file_with_an_unknown_key_fails_with_a_schema_error(
         ({"indexer": {"keda": {"enabled": True, "maxReplicas": 7}}}, "exceeds config.bus"),
         ({"otel": {"enabled": True}}, "otel.endpoint is required"),
         ({"query": {"autoscaling": {"minReplicas": 5, "maxReplicas": 4}}}, "exceeds maxReplicas"),
+        ({"config": {"server": {"max_concurrent_publishes": 0}}}, "max_concurrent_publishes"),
+        ({"auth": {"tls": {"secretName": "Bad_Name"}}}, "/auth/tls/secretName"),
+        ({"auth": {"clientCA": {"kind": "Pod", "name": "ca", "key": "ca.crt"}}}, "clientCA/kind"),
+        (
+            {"auth": {"clientCA": {"kind": "Secret", "name": "ca", "key": "ca.crt"}}},
+            "auth.clientCA needs auth.tls.secretName",
+        ),
+        (
+            {"auth": {"tokensSecret": {"name": "", "key": "t"}}},
+            "auth.tokensSecret.name is required",
+        ),
     ],
 )
 def test_invalid_values_are_refused_with_the_reason(
-    helm: Helm, values_dir: Path, values: dict[str, Any], reason: str
+    helm: Helm, values_dir: Path, defaults_file: Path, values: dict[str, Any], reason: str
 ) -> None:
     with pytest.raises(HelmError) as refused:
-        helm.template(write_values(values_dir, "invalid", values))
+        helm.template(defaults_file, write_values(values_dir, "invalid", values))
     assert reason in str(refused.value)
 
 
@@ -145,7 +159,9 @@ def test_values_schema_forbids_unknown_keys_at_every_level() -> None:
     assert loose == []
 
 
-def test_notes_tell_how_to_reach_the_service(helm: Helm, tmp_path: Path) -> None:
+def test_notes_tell_how_to_reach_the_service(
+    helm: Helm, defaults_file: Path, tmp_path: Path
+) -> None:
     """helm template skips NOTES.txt, so a copy of the chart renders it as a ConfigMap."""
     chart = tmp_path / "ragstream"
     shutil.copytree(CHART, chart)
@@ -154,9 +170,11 @@ def test_notes_tell_how_to_reach_the_service(helm: Helm, tmp_path: Path) -> None
         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: notes}\n"
         'data: {notes: {{ tpl (.Files.Get "notes-source.txt") . | quote }}}\n'
     )
-    (notes,) = [m for m in helm.template(chart=chart) if m["metadata"]["name"] == "notes"]
+    rendered = helm.template(defaults_file, chart=chart)
+    (notes,) = [m for m in rendered if m["metadata"]["name"] == "notes"]
     text = notes["data"]["notes"]
     assert f"rs-ragstream-query.{NAMESPACE}.svc:50051" in text
     assert f"kubectl port-forward -n {NAMESPACE} service/rs-ragstream-query 50051:50051" in text
-    assert "grpc.health.v1.Health/Check" in text
+    assert "grpcurl -plaintext localhost:50051 grpc.health.v1.Health/Check" in text
+    assert '-H "authorization: Bearer $TOKEN"' in text and '"ragstream-auth"' in text
     assert "{{" not in text

@@ -4,8 +4,7 @@ configured and scaled."""
 from __future__ import annotations
 
 import copy
-import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ from tests.helm.chart import (
     Helm,
     Manifest,
     container_env,
+    container_settings,
     deployment,
     objects,
     one,
@@ -35,6 +35,8 @@ pytestmark = pytest.mark.timeout(1500)  # the first test to run may build helm
 Render = Callable[[str], list[Manifest]]
 COMPONENTS = ("query", "indexer")
 FULLNAME = f"{RELEASE}-ragstream"
+TLS_SCENARIOS = frozenset({"production", "everything"})
+"""Their query service speaks TLS (auth.tls.secretName)."""
 
 
 def _pod(manifests: list[Manifest], component: str) -> dict[str, Any]:
@@ -100,14 +102,22 @@ def test_each_deployment_runs_its_command(render: Render) -> None:
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
 @pytest.mark.parametrize(("component", "port"), [("query", 50051), ("indexer", 8081)])
-def test_probes_are_native_grpc_health_checks(
+def test_probes_are_native_grpc_health_checks_unless_the_port_speaks_tls(
     render: Render, scenario: str, component: str, port: int
 ) -> None:
+    """The kubelet's gRPC probe has no TLS: a query port with TLS is probed by TCP connect.
+    The indexer's health port is always plaintext."""
     container = _container(render(scenario), component)
     assert [p["containerPort"] for p in container["ports"]] == [port]
+    tls = component == "query" and scenario in TLS_SCENARIOS
     for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
-        assert container[probe]["grpc"] == {"port": port, "service": ""}, probe
-        assert "httpGet" not in container[probe] and "exec" not in container[probe]
+        check = container[probe]
+        if tls:
+            assert check["tcpSocket"] == {"port": port} and "grpc" not in check, probe
+        else:
+            assert check["grpc"] == {"port": port, "service": ""}, probe
+            assert "tcpSocket" not in check, probe
+        assert "httpGet" not in check and "exec" not in check
 
 
 def test_the_service_reaches_the_query_pods_grpc_port(render: Render) -> None:
@@ -178,16 +188,6 @@ def _settings_env_names() -> dict[str, bool]:
     return names
 
 
-def _load_settings(env: Mapping[str, str], monkeypatch: pytest.MonkeyPatch) -> Settings:
-    """Settings as the product loads them in a container with exactly this environment."""
-    for name in list(os.environ):
-        if name.startswith("RAGSTREAM_"):
-            monkeypatch.delenv(name)
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
-    return Settings()
-
-
 @pytest.mark.parametrize("component", COMPONENTS)
 def test_every_setting_reaches_the_container_and_loads(
     render: Render, component: str, monkeypatch: pytest.MonkeyPatch
@@ -196,7 +196,7 @@ def test_every_setting_reaches_the_container_and_loads(
     names = _settings_env_names()
     assert sorted(set(names) - set(env)) == []
     assert sorted(n for n in env if n.startswith("RAGSTREAM_") and n not in names) == []
-    settings = _load_settings(env, monkeypatch)
+    settings = container_settings(env, monkeypatch)
     config = yaml.safe_load(PRODUCTION_VALUES.read_text())["config"]
     assert settings.llm.model == config["llm"]["model"]
     assert settings.elasticsearch.hosts == config["elasticsearch"]["hosts"]
@@ -204,7 +204,16 @@ def test_every_setting_reaches_the_container_and_loads(
     assert settings.indexer.max_document_bytes == 10_000_000
     assert settings.chunking.split_by_character == "\n\n"
     assert settings.server.listen == "0.0.0.0:50051"
+    assert settings.server.max_concurrent_publishes == config["server"]["max_concurrent_publishes"]
     assert settings.llm.api_key.get_secret_value() == "secret:ragstream-model-keys/llm-api-key"
+    auth = settings.auth
+    assert auth.enabled is True
+    assert auth.tokens_file == Path("/etc/ragstream/auth/tokens.toml")
+    assert (auth.tls_cert, auth.tls_key) == (
+        Path("/etc/ragstream/tls/tls.crt"),
+        Path("/etc/ragstream/tls/tls.key"),
+    )
+    assert auth.client_ca == Path("/etc/ragstream/client-ca/ca.crt")
 
 
 def test_every_default_value_is_what_the_product_loads(
@@ -212,7 +221,7 @@ def test_every_default_value_is_what_the_product_loads(
 ) -> None:
     """The ConfigMap's text for each value parses back to the value itself."""
     env = container_env(render("default"), "query")
-    settings = _load_settings(env, monkeypatch).model_dump(mode="json")
+    settings = container_settings(env, monkeypatch).model_dump(mode="json")
     defaults = yaml.safe_load((CHART / "values.yaml").read_text())["config"]
     for section, fields in defaults.items():
         if not isinstance(fields, dict):
@@ -302,8 +311,11 @@ def test_network_policies_admit_grpc_and_restrict_egress(render: Render) -> None
     assert [r["ports"] for r in indexer["ingress"]] == [[{"port": "health", "protocol": "TCP"}]]
 
 
-def test_config_changes_roll_the_pods(helm: Helm, values_dir: Path, render: Render) -> None:
-    changed = helm.template(write_values(values_dir, "log", {"config": {"log_level": "DEBUG"}}))
+def test_config_changes_roll_the_pods(
+    helm: Helm, values_dir: Path, defaults_file: Path, render: Render
+) -> None:
+    log = write_values(values_dir, "log", {"config": {"log_level": "DEBUG"}})
+    changed = helm.template(defaults_file, log)
     for component in COMPONENTS:
         before = deployment(render("default"), component)["spec"]["template"]["metadata"]
         after = deployment(changed, component)["spec"]["template"]["metadata"]

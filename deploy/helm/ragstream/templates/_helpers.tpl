@@ -87,6 +87,47 @@ since 10000000 would otherwise print as 1e+07, which an integer setting rejects.
 {{- if and .Values.otel.enabled (not .Values.otel.endpoint) }}
 {{- fail "otel.endpoint is required when otel.enabled is true" }}
 {{- end }}
+{{- with .Values.auth }}
+{{- if and .enabled (not .tokensSecret.name) }}
+{{- fail "auth.tokensSecret.name is required when auth.enabled is true: name an existing Secret holding the tokens file (e.g. kubectl create secret generic ragstream-auth --from-file=tokens.toml), or set auth.enabled=false to serve without authentication. ragstream refuses to start with auth on and no tokens file." }}
+{{- end }}
+{{- if and .clientCA.name (not .tls.secretName) }}
+{{- fail "auth.clientCA needs auth.tls.secretName: clients present certificates only over TLS (mTLS)" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+The files of the auth settings, as {volumes: [...]}: each volume's name, mount directory,
+source (a Secret or ConfigMap volume with only the needed keys) and files (setting -> file
+name). The ConfigMap turns each file into RAGSTREAM_AUTH__<SETTING>; only the query pods
+mount them, as only the query service reads them.
+*/}}
+{{- define "ragstream.authVolumes" -}}
+{{- $auth := .Values.auth }}
+{{- $volumes := list }}
+{{- if $auth.enabled }}
+{{- $key := $auth.tokensSecret.key }}
+{{- /* The file keeps the key's name: its suffix (.json or not) tells the product how to parse it. */}}
+{{- $source := dict "secret" (dict "secretName" $auth.tokensSecret.name "defaultMode" 288 "items" (list (dict "key" $key "path" $key))) }}
+{{- $volumes = append $volumes (dict "name" "auth-tokens" "dir" "/etc/ragstream/auth" "source" $source "files" (dict "tokens_file" $key)) }}
+{{- end }}
+{{- with $auth.tls.secretName }}
+{{- $items := list (dict "key" "tls.crt" "path" "tls.crt") (dict "key" "tls.key" "path" "tls.key") }}
+{{- $source := dict "secret" (dict "secretName" . "defaultMode" 288 "items" $items) }}
+{{- $volumes = append $volumes (dict "name" "auth-tls" "dir" "/etc/ragstream/tls" "source" $source "files" (dict "tls_cert" "tls.crt" "tls_key" "tls.key")) }}
+{{- end }}
+{{- with $auth.clientCA }}
+{{- if .name }}
+{{- $items := list (dict "key" .key "path" "ca.crt") }}
+{{- $source := dict "configMap" (dict "name" .name "defaultMode" 292 "items" $items) }}
+{{- if eq .kind "Secret" }}
+{{- $source = dict "secret" (dict "secretName" .name "defaultMode" 292 "items" $items) }}
+{{- end }}
+{{- $volumes = append $volumes (dict "name" "auth-client-ca" "dir" "/etc/ragstream/client-ca" "source" $source "files" (dict "client_ca" "ca.crt")) }}
+{{- end }}
+{{- end }}
+{{- toYaml (dict "volumes" $volumes) }}
 {{- end }}
 
 {{/* Credentials (secretKeyRef), OpenTelemetry, then the component's extraEnv. Arguments: dict "root" $ "component" NAME "values" COMPONENT_VALUES. */}}
@@ -156,11 +197,19 @@ since 10000000 would otherwise print as 1e+07, which an integer setting rejects.
 {{- end }}
 {{- end }}
 
-{{/* A native gRPC probe on grpc.health.v1 (the empty service name: the whole server). */}}
-{{- define "ragstream.grpcProbe" -}}
+{{/*
+A native gRPC probe on grpc.health.v1 (the empty service name: the whole server); with "tcp"
+true a TCP connect instead, for a port that speaks TLS, which the kubelet's gRPC probe cannot.
+*/}}
+{{- define "ragstream.probe" -}}
+{{- if .tcp -}}
+tcpSocket:
+  port: {{ .port }}
+{{- else -}}
 grpc:
   port: {{ .port }}
   service: ""
+{{- end }}
 periodSeconds: {{ .probe.periodSeconds }}
 timeoutSeconds: {{ .probe.timeoutSeconds }}
 failureThreshold: {{ .probe.failureThreshold }}
@@ -169,11 +218,16 @@ failureThreshold: {{ .probe.failureThreshold }}
 {{/*
 The pod template of both Deployments. Its security settings are fixed, not values: they meet
 the Kubernetes "restricted" Pod Security Standard, and the image runs as uid 10001.
-Arguments: dict "root" $ "component" NAME "values" COMPONENT_VALUES "args" LIST "portName" NAME "port" INT.
+Arguments: dict "root" $ "component" NAME "values" COMPONENT_VALUES "args" LIST "portName" NAME
+"port" INT "tcpProbes" BOOL "authFiles" BOOL (mount the auth settings' files).
 */}}
 {{- define "ragstream.podTemplate" -}}
 {{- $root := .root }}
-{{- $v := .values -}}
+{{- $v := .values }}
+{{- $authVolumes := list }}
+{{- if .authFiles }}
+{{- $authVolumes = (include "ragstream.authVolumes" $root | fromYaml).volumes }}
+{{- end -}}
 metadata:
   labels:
     {{- include "ragstream.componentLabels" . | nindent 4 }}
@@ -217,11 +271,11 @@ spec:
       env:
         {{- include "ragstream.env" . | nindent 8 }}
       startupProbe:
-        {{- include "ragstream.grpcProbe" (dict "port" .port "probe" $v.probes.startup) | nindent 8 }}
+        {{- include "ragstream.probe" (dict "port" .port "tcp" .tcpProbes "probe" $v.probes.startup) | nindent 8 }}
       livenessProbe:
-        {{- include "ragstream.grpcProbe" (dict "port" .port "probe" $v.probes.liveness) | nindent 8 }}
+        {{- include "ragstream.probe" (dict "port" .port "tcp" .tcpProbes "probe" $v.probes.liveness) | nindent 8 }}
       readinessProbe:
-        {{- include "ragstream.grpcProbe" (dict "port" .port "probe" $v.probes.readiness) | nindent 8 }}
+        {{- include "ragstream.probe" (dict "port" .port "tcp" .tcpProbes "probe" $v.probes.readiness) | nindent 8 }}
       resources:
         {{- toYaml $v.resources | nindent 8 }}
       securityContext:
@@ -238,10 +292,19 @@ spec:
       volumeMounts:
         - name: tmp
           mountPath: /tmp
+        {{- range $authVolumes }}
+        - name: {{ .name }}
+          mountPath: {{ .dir }}
+          readOnly: true
+        {{- end }}
   volumes:
     - name: tmp
       emptyDir:
         sizeLimit: {{ $v.tmpSizeLimit }}
+    {{- range $authVolumes }}
+    - name: {{ .name }}
+      {{- toYaml .source | nindent 6 }}
+    {{- end }}
   {{- with $v.nodeSelector }}
   nodeSelector:
     {{- toYaml . | nindent 4 }}
