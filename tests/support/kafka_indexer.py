@@ -20,11 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import grpc
 from aiokafka import AIOKafkaConsumer
 from aiokafka.admin import AIOKafkaAdminClient
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from ragstream.cli.demo import wait_serving
 from ragstream.common.bus.kafka import KafkaBus
 from ragstream.common.bus.kafka_consumer import bus_record
 from ragstream.common.bus.protocols import BusRecord, OutgoingRecord
@@ -123,19 +122,11 @@ class RagstreamProcess:
         return self
 
     async def _wait_serving(self, timeout_s: float) -> None:
-        deadline = time.monotonic() + timeout_s
-        async with grpc.aio.insecure_channel(self.address) as channel:
-            stub = health_pb2_grpc.HealthStub(channel)
-            while time.monotonic() < deadline:
-                if self.exited():
-                    raise RuntimeError(f"{self._args[0]} exited early:\n{self.log()}")
-                try:
-                    reply = await stub.Check(health_pb2.HealthCheckRequest(), timeout=1)
-                    if reply.status == health_pb2.HealthCheckResponse.SERVING:
-                        return
-                except grpc.aio.AioRpcError:
-                    await asyncio.sleep(0.2)
-        raise TimeoutError(f"{self._args[0]} not serving after {timeout_s} s:\n{self.log()}")
+        assert self.process is not None
+        try:
+            await wait_serving(self.address, self.process, timeout_s)
+        except (RuntimeError, TimeoutError) as exc:
+            raise type(exc)(f"{exc}:\n{self.log()}") from None
 
     def exited(self) -> bool:
         return self.process is None or self.process.poll() is not None

@@ -8,12 +8,10 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Mapping
 from pathlib import Path
 
-import grpc
-from grpc_health.v1 import health_pb2, health_pb2_grpc
+from ragstream.cli.demo import wait_serving
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -53,20 +51,11 @@ class ServeProcess:
         return self
 
     async def _wait_serving(self, timeout_s: float) -> None:
-        deadline = time.monotonic() + timeout_s
-        async with grpc.aio.insecure_channel(self.address) as channel:
-            stub = health_pb2_grpc.HealthStub(channel)
-            while time.monotonic() < deadline:
-                assert self.process is not None
-                if self.process.poll() is not None:
-                    raise RuntimeError(f"server exited early:\n{self.log()}")
-                try:
-                    reply = await stub.Check(health_pb2.HealthCheckRequest(), timeout=1)
-                    if reply.status == health_pb2.HealthCheckResponse.SERVING:
-                        return
-                except grpc.aio.AioRpcError:
-                    await asyncio.sleep(0.2)
-        raise TimeoutError(f"server not serving after {timeout_s} s:\n{self.log()}")
+        assert self.process is not None
+        try:
+            await wait_serving(self.address, self.process, timeout_s)
+        except (RuntimeError, TimeoutError) as exc:
+            raise type(exc)(f"{exc}:\n{self.log()}") from None
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")[-5000:] if self.log_path.exists() else ""
