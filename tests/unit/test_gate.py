@@ -51,7 +51,8 @@ async def test_handlers_see_the_time_left_before_the_deadline(
 ) -> None:
     client, _ = stub
     with_deadline = await client.Retrieve(query_pb2.RetrieveRequest(query="q"), timeout=5)
-    assert 4.0 < float(with_deadline.notes[0]) <= 5.0
+    # gRPC carries the deadline as a timeout, so the server's view may exceed 5 s by a hair.
+    assert 4.0 < float(with_deadline.notes[0]) <= 5.1
     without = await client.Retrieve(query_pb2.RetrieveRequest(query="q"))
     assert without.notes == ["none"]
 

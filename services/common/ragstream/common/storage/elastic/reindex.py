@@ -174,6 +174,9 @@ async def _write(
 async def _switch_aliases(
     client: AsyncElasticsearch, layout: IndexLayout, result: ReindexResult
 ) -> None:
+    # The new indices were bulk-written without refreshes: make every copied record
+    # searchable first, so no query after the switch sees an emptier index than before it.
+    await client.indices.refresh(index=",".join(result.new.values()))
     actions: list[dict[str, dict[str, str]]] = []
     for collection in Collection:
         alias = layout.alias(collection.value)
