@@ -98,6 +98,9 @@ async def reindex(
     result.new = {c: layout.vector_index(c, result.model, generation) for c in Collection}
     old_names = ",".join(result.old.values())
     await client.indices.add_block(index=old_names, block="write")
+    # The copy reads by search: without this refresh, records written shortly before the
+    # block would not be visible to it and would be lost.
+    await client.indices.refresh(index=old_names)
     try:
         for collection in Collection:
             result.copied[collection] = await _copy(
