@@ -139,3 +139,30 @@ async def test_deleting_85_of_100_documents_summarizes_each_key_once(
     assert summaries <= 1
     assert after["extraction"] == before["extraction"]  # deletes never re-extract
     assert shared and shared[0].doc_ids == tuple(sorted(d.doc_id for d in docs[85:]))
+
+
+async def test_a_failed_extraction_marks_the_document_failed_and_leaves_nothing(
+    tmp_path: Path, server: OpenAITestServer
+) -> None:
+    def broken_for_one(messages: list[dict[str, Any]], body: dict[str, Any]) -> str:
+        if "Unparseable" in str(messages[-1].get("content", "")) and kind(messages) == "extraction":
+            return "I would rather not list records for this passage."
+        return responder(messages, body)
+
+    server.set_responder(broken_for_one)
+    async with running_pipeline(llm_settings(tmp_path, server)) as pipeline:
+        await pipeline.publish(
+            [
+                DocumentChange(WS, "good", 1, False, paragraph(1), "good.md"),
+                DocumentChange(
+                    WS, "bad", 1, False, "Unparseable Passage about Marigold.", "bad.md"
+                ),
+            ]
+        )
+        await pipeline.idle()
+        dump = await pipeline.dump(WS)
+    good, bad = dump["documents"]["good"], dump["documents"]["bad"]
+    assert good[1] == "processed" and bad[1] == "failed"
+    assert bad[6] == "entity extraction failed: the model's reply held no records"
+    assert all(record[3] == ("good",) for record in dump["chunks"].values())
+    assert not any(m.doc_id == "bad" for ms in dump["mentions"].values() for m in ms)

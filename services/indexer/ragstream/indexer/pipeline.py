@@ -18,7 +18,7 @@ from opentelemetry import trace
 from ragstream.common.config import ChunkingConfig
 from ragstream.common.events import DocumentChange
 from ragstream.common.instruments import record_document, record_document_failure
-from ragstream.common.models import Collection, DocState, DocumentRecord
+from ragstream.common.models import Chunk, Collection, DocState, DocumentRecord, Mention
 from ragstream.common.providers import ProviderError
 from ragstream.common.providers.embedding import Embedder
 from ragstream.common.storage.protocols import DocumentStore, SearchStore
@@ -130,25 +130,13 @@ class DocumentIndexer:
             )
             diff = diff_chunks(record.chunk_ids, chunks)
             annotate(current, chunks=len(chunks), added=len(diff.added), removed=len(diff.removed))
+        # Extraction first, so a document that fails it leaves nothing behind in the stores.
+        extracted = await self._extract(diff.added)
         with span("write", attributes=own(chunks=len(diff.added))):
             await write_chunks(diff.added, change, self._embedder, self._search)
             if stored is None or _document_fields_changed(stored, change):
                 await refresh_chunk_metadata(diff.kept, change, self._search)
-        try:
-            with span("extract", attributes=own(chunks=len(diff.added))) as current:
-                touched = await self._ledger.record(change.workspace, diff.added)
-                annotate(current, keys=len(touched))
-        except (ProviderError, ExtractionFormatError) as exc:
-            # The provider already retried; a reply in no known format will not improve by
-            # blocking the partition. The document is marked failed; the others proceed.
-            # The status error is shown to every caller: it names the failure, never the model's
-            # reply, which can quote the document.
-            reason = (
-                "the model's reply held no records"
-                if isinstance(exc, ExtractionFormatError)
-                else str(exc)
-            )
-            raise DocumentError(f"entity extraction failed: {reason}") from exc
+            touched = await self._ledger.record(change.workspace, diff.added, extracted)
         await self._remove_chunks(change.workspace, diff.removed, touched)
         chunk_ids = tuple(chunk.id for chunk in chunks)
         entities, relations = await self._ledger.counts(change.workspace, chunk_ids)
@@ -163,6 +151,24 @@ class DocumentIndexer:
             entity_count=entities,
             relation_count=relations,
         )
+
+    async def _extract(self, added: Sequence[Chunk]) -> list[list[Mention]]:
+        try:
+            with span("extract", attributes=own(chunks=len(added))) as current:
+                extracted = await self._ledger.extract(added)
+                annotate(current, mentions=sum(len(m) for m in extracted))
+                return extracted
+        except (ProviderError, ExtractionFormatError) as exc:
+            # The provider already retried; a reply in no known format will not improve by
+            # blocking the partition. The document is marked failed; the others proceed.
+            # The status error is shown to every caller: it names the failure, never the
+            # model's reply, which can quote the document.
+            reason = (
+                "the model's reply held no records"
+                if isinstance(exc, ExtractionFormatError)
+                else str(exc)
+            )
+            raise DocumentError(f"entity extraction failed: {reason}") from exc
 
     async def _remove_chunks(
         self, workspace: str, chunk_ids: Sequence[str], touched: set[str]

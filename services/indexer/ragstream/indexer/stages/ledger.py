@@ -41,11 +41,16 @@ class Ledger:
         self._topic = merge_topic
         self._slots = asyncio.Semaphore(concurrency)
 
-    async def record(self, workspace: str, added: Sequence[Chunk]) -> set[str]:
-        """Extracts the added chunks and writes their mentions; returns the keys mentioned."""
-        results = await asyncio.gather(*(self._extract_one(chunk) for chunk in added))
+    async def extract(self, added: Sequence[Chunk]) -> list[list[Mention]]:
+        """The added chunks' mentions, in chunk order; nothing is written yet."""
+        return list(await asyncio.gather(*(self._extract_one(chunk) for chunk in added)))
+
+    async def record(
+        self, workspace: str, added: Sequence[Chunk], extracted: Sequence[list[Mention]]
+    ) -> set[str]:
+        """Writes the added chunks' mentions; returns the keys they mention."""
         touched: set[str] = set()
-        for chunk, mentions in zip(added, results, strict=True):
+        for chunk, mentions in zip(added, extracted, strict=True):
             await self._mentions.replace_chunk_mentions(workspace, chunk.id, mentions)
             touched.update(m.key for m in mentions)
         return touched
