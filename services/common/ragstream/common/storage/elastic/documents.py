@@ -17,16 +17,11 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from elasticsearch import AsyncElasticsearch, ConflictError
+from elasticsearch import ConflictError
 
 from ragstream.common.models import DocState, DocumentRecord, SearchFilter
 from ragstream.common.storage.elastic import codec
-from ragstream.common.storage.elastic.bulk import RefreshPolicy
-from ragstream.common.storage.elastic.layout import (
-    IndexLayout,
-    ensure_plain_index,
-    ensure_templates,
-)
+from ragstream.common.storage.elastic.aliased import AliasedStore
 from ragstream.common.storage.elastic.paging import all_hits
 from ragstream.common.storage.elastic.queries import filter_clauses
 
@@ -76,41 +71,11 @@ def from_source(source: Mapping[str, Any]) -> DocumentRecord:
     )
 
 
-class ElasticDocumentStore:
+class ElasticDocumentStore(AliasedStore):
     """DocumentStore over the `<prefix>-documents` alias; create with `await ...open(...)`."""
 
-    def __init__(
-        self,
-        client: AsyncElasticsearch,
-        alias: str,
-        *,
-        refresh: RefreshPolicy = "false",
-        owns_client: bool = False,
-    ) -> None:
-        self._client = client
-        self._alias = alias
-        self._refresh: RefreshPolicy = refresh
-        self._owns_client = owns_client
-
-    @classmethod
-    async def open(
-        cls,
-        client: AsyncElasticsearch,
-        layout: IndexLayout,
-        *,
-        refresh: RefreshPolicy = "false",
-        owns_client: bool = False,
-    ) -> ElasticDocumentStore:
-        await ensure_templates(client, layout)
-        alias = await ensure_plain_index(client, layout, "documents")
-        return cls(client, alias, refresh=refresh, owns_client=owns_client)
-
-    async def close(self) -> None:
-        if self._owns_client:
-            await self._client.close()
-
-    async def refresh(self) -> None:
-        await self._client.indices.refresh(index=self._alias)
+    ROLE = "documents"
+    DEFAULT_REFRESH = "false"
 
     async def get(self, workspace: str, doc_id: str) -> DocumentRecord | None:
         found = await self.get_many(workspace, [doc_id])

@@ -15,16 +15,12 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from elasticsearch import AsyncElasticsearch, NotFoundError
+from elasticsearch import NotFoundError
 
 from ragstream.common.models import Mention, MentionKind
 from ragstream.common.storage.elastic import codec
-from ragstream.common.storage.elastic.bulk import RefreshPolicy, bulk_write
-from ragstream.common.storage.elastic.layout import (
-    IndexLayout,
-    ensure_plain_index,
-    ensure_templates,
-)
+from ragstream.common.storage.elastic.aliased import AliasedStore
+from ragstream.common.storage.elastic.bulk import bulk_write
 from ragstream.common.storage.elastic.paging import all_hits
 
 _FIELDS = tuple(field.name for field in dataclasses.fields(Mention))
@@ -42,41 +38,11 @@ def mention_from(source: Mapping[str, Any]) -> Mention:
     return Mention(**values)
 
 
-class ElasticMentionStore:
+class ElasticMentionStore(AliasedStore):
     """MentionStore over the `<prefix>-mentions` alias."""
 
-    def __init__(
-        self,
-        client: AsyncElasticsearch,
-        alias: str,
-        *,
-        refresh: RefreshPolicy = "wait_for",
-        owns_client: bool = False,
-    ) -> None:
-        self._client = client
-        self._alias = alias
-        self._refresh: RefreshPolicy = refresh
-        self._owns_client = owns_client
-
-    @classmethod
-    async def open(
-        cls,
-        client: AsyncElasticsearch,
-        layout: IndexLayout,
-        *,
-        refresh: RefreshPolicy = "wait_for",
-        owns_client: bool = False,
-    ) -> ElasticMentionStore:
-        await ensure_templates(client, layout)
-        alias = await ensure_plain_index(client, layout, "mentions")
-        return cls(client, alias, refresh=refresh, owns_client=owns_client)
-
-    async def close(self) -> None:
-        if self._owns_client:
-            await self._client.close()
-
-    async def refresh(self) -> None:
-        await self._client.indices.refresh(index=self._alias)
+    ROLE = "mentions"
+    DEFAULT_REFRESH = "wait_for"
 
     async def replace_chunk_mentions(
         self, workspace: str, chunk_id: str, mentions: Sequence[Mention]
@@ -140,25 +106,10 @@ class ElasticMentionStore:
         return {key: found[key] for key in sorted(found)}
 
 
-class ElasticCacheStore:
+class ElasticCacheStore(AliasedStore):
     """CacheStore over the `<prefix>-llm-cache` alias: realtime GET by key, no refresh."""
 
-    def __init__(self, client: AsyncElasticsearch, alias: str, *, owns_client: bool = False):
-        self._client = client
-        self._alias = alias
-        self._owns_client = owns_client
-
-    @classmethod
-    async def open(
-        cls, client: AsyncElasticsearch, layout: IndexLayout, *, owns_client: bool = False
-    ) -> ElasticCacheStore:
-        await ensure_templates(client, layout)
-        alias = await ensure_plain_index(client, layout, "llm-cache")
-        return cls(client, alias, owns_client=owns_client)
-
-    async def close(self) -> None:
-        if self._owns_client:
-            await self._client.close()
+    ROLE = "llm-cache"
 
     async def get(self, key: str) -> str | None:
         try:
