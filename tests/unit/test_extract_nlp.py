@@ -217,3 +217,40 @@ def test_any_text_gives_a_result(text: str) -> None:
     assert result == extract_offline(text)
     names = {entity_key(e.name) for e in result.entities}
     assert len(names) == len(result.entities)
+
+
+ENCYCLOPEDIC = (
+    "Lothair II\n\n"
+    "Lothair II (835 –) was the king of Lotharingia from 855 until his death. He was the second "
+    "son of Emperor Lothair I and Ermengarde of Tours. He was married to Teutberga, daughter of "
+    "Boso the Elder."
+)
+
+
+def test_encyclopedic_names_keep_regnal_numbers_epithets_and_places_of_origin() -> None:
+    names = {e.name for e in extract_offline(ENCYCLOPEDIC).entities}
+    assert {"Lothair II", "Emperor Lothair I", "Ermengarde of Tours", "Boso the Elder"} <= names
+    assert not names & {"Ermengarde", "Tours", "Elder", "Emperor Lothair"}
+
+
+def test_a_title_the_passage_names_again_is_its_subject_and_pronouns_refer_to_it() -> None:
+    result = extract_offline(ENCYCLOPEDIC)
+    pairs = {frozenset((r.source, r.target)) for r in result.relations}
+    # "He was the second son of ..." relates the title's subject to both parents.
+    assert frozenset(("Lothair II", "Ermengarde of Tours")) in pairs
+    assert frozenset(("Lothair II", "Teutberga")) in pairs
+    subject = next(e for e in result.entities if e.name == "Lothair II")
+    assert "second son of Emperor Lothair I" in subject.description
+
+
+def test_a_one_word_heading_not_named_again_is_not_an_entity() -> None:
+    text = "Summary\n\nRevenue grew in the north. Costs fell."
+    assert extract_offline(text).entities == ()
+
+
+def test_a_single_word_title_is_kept_when_repeated() -> None:
+    text = "Phoolwari\n\nPhoolwari is a 1946 Indian film. It was directed by Chaturbhuj Doshi."
+    result = extract_offline(text)
+    assert "Phoolwari" in {e.name for e in result.entities}
+    pairs = {frozenset((r.source, r.target)) for r in result.relations}
+    assert frozenset(("Phoolwari", "Chaturbhuj Doshi")) in pairs

@@ -35,7 +35,9 @@ def passages(corpus: Path) -> Iterator[DocumentChange]:
     with corpus.open(encoding="utf-8") as f:
         for line in f:
             row = json.loads(line)
-            text = f"{row.get('title', '')}\n{row['text']}".strip()
+            # The title is a paragraph of its own: the extractor takes a repeated title as the
+            # passage's subject.
+            text = f"{row.get('title', '')}\n\n{row['text']}".strip()
             yield DocumentChange(WORKSPACE, row["_id"], 1, False, text, row["_id"])
 
 

@@ -176,6 +176,10 @@ def _joined(sentence: str, previous: _Token, token: _Token) -> bool:
 
 def _extends(run: list[_Token], token: _Token) -> bool:
     last = run[-1]
+    if token.text == "I":  # a regnal number, "Lothair I", not the pronoun
+        return last.kind == "name" and last.text[1:].islower() and not last.possessive
+    if token.text == "the":  # an epithet, "Boso the Elder"; trimmed when no name follows
+        return len(run) == 1 and last.kind == "name"
     if token.kind == "name":
         return True
     if token.kind == "number":
@@ -186,13 +190,15 @@ def _extends(run: list[_Token], token: _Token) -> bool:
 
 
 def _split_at_of(run: list[_Token]) -> list[list[_Token]]:
-    """Keeps "of" inside a name only after an institution word and before a non-institution:
-    "Institute of Ocean Sensing" is one name, "Lab of Northmere University" two."""
+    """Keeps "of" inside a name after an institution word and before a non-institution
+    ("Institute of Ocean Sensing" is one name, "Lab of Northmere University" two), and
+    between two single words, as in "Ermengarde of Tours" or "Bank of America"."""
     for index, token in enumerate(run):
         if token.text != "of":
             continue
         left, right = run[:index], run[index + 1 :]
-        joined = bool(left and right) and left[-1].text in lex.OF_HEADS
+        single = len(left) == 1 and len(right) == 1 and left[0].text not in lex.TITLES
+        joined = bool(left and right) and (left[-1].text in lex.OF_HEADS or single)
         if not joined or right[-1].text in lex.OF_HEADS or right[-1].text in lex.ORG_SUFFIXES:
             return [part for part in (left, *_split_at_of(right)) if part]
     return [run]
@@ -233,7 +239,7 @@ def _span(tokens: list[_Token], sentence: str, words: ChunkWords) -> tuple[Span,
 
 def _trailing_noise(token: _Token, sentence: str) -> bool:
     """A particle, a year, or the day of a date ("Published 30 April") ends no name."""
-    if token.kind == "particle" or _YEAR.match(token.text):
+    if token.kind == "particle" or token.text == "the" or _YEAR.match(token.text):
         return True
     return token.kind == "number" and bool(_DATE_AFTER.match(sentence[token.end :]))
 

@@ -8,6 +8,11 @@ relation's weight is the number of such sentences in the chunk, its description 
 sentences (one per line), and its keywords the most frequent content words of those sentences
 outside the names. An entity's description is the first sentences that name it (one per
 line). Deterministic, offline, and fast enough to run per chunk.
+
+Encyclopedic text names its subject in a title line and then refers to it by pronoun: a
+title (a first line without terminal punctuation, short, capitalized) that the chunk
+names again is an entity, and a sentence opening with "He", "She", "It" or their
+possessives counts as naming the chunk's first entity too.
 """
 
 from __future__ import annotations
@@ -38,6 +43,10 @@ RELATION_WINDOW = 2
 related ones, and a sentence listing n names gives about 2n relations, not n²/2 (each
 relation is embedded, so this bounds indexing cost too)."""
 
+TITLE_WORDS = 8
+SUBJECT_PRONOUNS = frozenset({"He", "She", "His", "Her", "It", "Its"})
+"""Sentence openers that refer back to the chunk's subject."""
+_TITLE = re.compile(r"^[A-Z0-9][^.!?。！？:;]*$")
 _LATIN_EDGE = re.compile(r"[A-Za-z0-9]")
 _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[a-z]")
 _STOPWORDS = ENGLISH_STOPWORDS | EXTRA_STOPWORDS
@@ -116,8 +125,28 @@ def _discover(sentences: Sequence[str]) -> _Names:
         names.aliases.extend(
             (entity_key(a), entity_key(b)) for a, b in alias_pairs(sentence, spans)
         )
+    title = _title(sentences)
+    if title is not None:
+        key = entity_key(title)
+        names.spelling[key] = title
+        names.variants[title] = key
+        names.evidence.setdefault(key, frozenset())
     _split_compounds(names)
     return names
+
+
+def _title(sentences: Sequence[str]) -> str | None:
+    """The chunk's title line when the chunk names it again ("Phoolwari" over "Phoolwari is
+    a 1946 film"): the repeat shows it is a name, not a heading like "Quarterly review"."""
+    if len(sentences) < 2 or not _TITLE.match(sentences[0]):
+        return None
+    title = sentences[0]
+    words = title.split(" ")
+    capitalized = all(w[:1].isupper() or w[:1].isdigit() or w in _STOPWORDS for w in words)
+    if len(words) > TITLE_WORDS or not capitalized or title.lower() in _STOPWORDS:
+        return None
+    again = re.compile(rf"(?<![\w]){re.escape(title)}(?![\w])")
+    return title if any(again.search(s) for s in sentences[1:]) else None
 
 
 def _split_compounds(names: _Names) -> None:
@@ -161,14 +190,20 @@ def _known_rest(spelling: str, known: dict[str, str], organizations: list[str]) 
 
 
 def _scan(sentences: Sequence[str], names: _Names) -> list[list[str]]:
-    """Per sentence, the keys of the names it contains, in order, each once."""
+    """Per sentence, the keys of the names it contains, in order, each once; a sentence
+    opening with a subject pronoun names the chunk's first entity first."""
     matcher = _matcher(names.variants)
     found: list[list[str]] = []
+    subject: str | None = None
     for sentence in sentences:
         keys: dict[str, None] = {}
+        if subject is not None and sentence.split(" ", 1)[0] in SUBJECT_PRONOUNS:
+            keys[subject] = None
         for match in matcher.finditer(sentence):
             keys.setdefault(names.variants[match.group()], None)
         found.append(list(keys))
+        if subject is None and keys:
+            subject = next(iter(keys))
     return found
 
 
