@@ -6,9 +6,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ragstream.common.derive import merge, needs_summary, truncated
-from ragstream.common.models import Chunk, Mention, MentionKind, relation_key
+from ragstream.common.models import Chunk, GraphEdge, Mention, MentionKind, relation_key
 from ragstream.indexer.stages.mentions import to_mentions
 from ragstream.query.stages.budget import fit
+from ragstream.query.stages.graph import rank_edges
 from ragstream.query.stages.keywords import offline_keywords, parse_keywords
 from ragstream.query.stages.pick import pick_by_weight, round_robin
 
@@ -115,3 +116,17 @@ def test_no_budget_is_ever_exceeded(costs: list[int], budget: int) -> None:
     assert kept == costs[: len(kept)]
     if len(kept) < len(costs):
         assert sum(kept) + costs[len(kept)] > budget
+
+
+def test_edges_of_the_best_found_entity_come_before_hub_edges() -> None:
+    def edge(a: str, b: str, weight: float = 1.0) -> GraphEdge:
+        return GraphEdge(a, b, "", "", weight)
+
+    hub = edge("italy", "tuscany")  # reached through "bertha", the second entity found
+    named = [edge("lothair ii", "teutberga"), edge("ermengarde", "lothair ii", 3.0)]
+    degrees = {"italy": 90, "tuscany": 40, "lothair ii": 6, "teutberga": 3, "ermengarde": 2}
+    ranked = rank_edges([hub, *named, named[0]], degrees, ["lothair ii", "bertha"])
+    assert [e.key for e, _ in ranked] == [named[0].key, named[1].key, hub.key]
+    assert [score for _, score in ranked] == [9.0, 8.0, 130.0]
+    # Without found entities the order is LightRAG's: degree sum, then weight.
+    assert next(e.key for e, _ in rank_edges([*named, hub], degrees)) == hub.key

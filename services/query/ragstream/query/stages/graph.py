@@ -1,11 +1,12 @@
 """Graph retrieval (LightRAG's dual level): entities and their relations, or relations and
 their entities, from hybrid search plus one-hop expansion in the graph store.
 
-`local`: entities found by the low-level keywords, then the relations around them, ranked
-by the endpoints' degrees and the relation weight. `global`: relations found by the
-high-level keywords, then their endpoint entities. With a document filter, only entities
-and relations mentioned by allowed documents take part, and their descriptions are rebuilt
-from those documents' mentions alone, so nothing outside the filter reaches the context.
+`local`: entities found by the low-level keywords, then the relations around them: those of
+the best-found entity first, each entity's by the endpoints' degrees and the relation
+weight. `global`: relations found by the high-level keywords, then their endpoint entities.
+With a document filter, only entities and relations mentioned by allowed documents take
+part, and their descriptions are rebuilt from those documents' mentions alone, so nothing
+outside the filter reaches the context.
 """
 
 from __future__ import annotations
@@ -94,14 +95,27 @@ def _allowed(doc_ids: Sequence[str], allowed: frozenset[str] | None) -> bool:
 
 
 def rank_edges(
-    edges: Sequence[GraphEdge], degrees: dict[str, int]
+    edges: Sequence[GraphEdge], degrees: dict[str, int], found: Sequence[str] = ()
 ) -> list[tuple[GraphEdge, float]]:
-    """Edges by the sum of their endpoints' degrees, then weight (LightRAG's order)."""
+    """Edges around the found entities: those of the best-ranked entity first, then by the
+    sum of their endpoints' degrees, then weight. The score is the degree sum.
+
+    LightRAG orders by degree alone, which puts the hubs' edges first (two countries that a
+    minor entity happens to touch) ahead of the edges of the entity the question names.
+    """
+    rank = {key: index for index, key in enumerate(found)}
+    worst = len(found)
     unique = {edge.key: edge for edge in edges}
+
+    def order(pair: tuple[GraphEdge, float]) -> tuple[int, float, float, str]:
+        edge, degree = pair
+        nearest = min(rank.get(edge.source, worst), rank.get(edge.target, worst))
+        return nearest, -degree, -edge.weight, edge.key
+
     scored = [
         (e, float(degrees.get(e.source, 0) + degrees.get(e.target, 0))) for e in unique.values()
     ]
-    return sorted(scored, key=lambda pair: (-pair[1], -pair[0].weight, pair[0].key))
+    return sorted(scored, key=order)
 
 
 async def local_graph(
@@ -117,7 +131,7 @@ async def local_graph(
         ]
         endpoints = sorted({k for e in edges for k in (e.source, e.target)})
         degrees = await stores.graph.degrees(q.workspace, endpoints)
-        ranked = rank_edges(edges, degrees)[: q.top_k]
+        ranked = rank_edges(edges, degrees, keys)[: q.top_k]
         names = await _names(stores, q.workspace, ranked, entities)
         annotate(current, entities=len(keys), edges=len(edges), relations=len(ranked))
     relations = [relation_of(edge, names, score) for edge, score in ranked]
