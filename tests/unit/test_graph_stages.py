@@ -84,7 +84,9 @@ def test_summary_threshold_and_offline_truncation() -> None:
 
 
 def test_round_robin_and_weight_pick() -> None:
-    assert round_robin([["a", "b", "c"], ["b", "d"], []]) == ["a", "b", "d", "c"]
+    assert round_robin([["a", "b", "c"], ["b", "d"], []]) == ["a", "b", "c", "d"]
+    # The second source's top item is taken: it gives its next one in the same turn.
+    assert round_robin([["a", "b", "c"], ["a", "d"]]) == ["a", "d", "b", "c"]
     picked = pick_by_weight([["c1", "c2", "c3"], ["c3", "c4"], ["c3", "c2"]], per_item=2)
     assert picked == [["c3", "c2"], ["c3", "c4"], ["c3", "c2"]]
 

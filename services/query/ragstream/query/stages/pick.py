@@ -20,13 +20,29 @@ T = TypeVar("T", bound=Hashable)
 
 
 def round_robin(sources: Sequence[Sequence[T]]) -> list[T]:
-    """One from each source in turn, skipping repeats, until every source is used up."""
+    """One from each source in turn, each turn the source's best item not taken yet, until
+    every source is used up.
+
+    A source whose next item another source already gave contributes its next new one in
+    that turn rather than nothing: when the chunk search and an entity agree on the top
+    chunk, the entity's second chunk (often the passage about a related entity, the second
+    hop) gets the place.
+    """
     merged: dict[T, None] = {}
-    for position in range(max((len(s) for s in sources), default=0)):
-        for source in sources:
+    positions = [0] * len(sources)
+    while True:
+        moved = False
+        for index, source in enumerate(sources):
+            position = positions[index]
+            while position < len(source) and source[position] in merged:
+                position += 1
             if position < len(source):
-                merged.setdefault(source[position], None)
-    return list(merged)
+                merged[source[position]] = None
+                position += 1
+                moved = True
+            positions[index] = position
+        if not moved:
+            return list(merged)
 
 
 def pick_by_weight(per_hit: Sequence[Sequence[str]], per_item: int) -> list[list[str]]:
