@@ -106,6 +106,9 @@ def test_offline_keywords_prefer_entity_names_in_the_question() -> None:
     found = offline_keywords("Who made the Tern S3 seal?", ["Tern S3", "Tern", "Skua 3"])
     assert found.low == ("Tern S3",)
     assert "seal" in found.high and "the" not in found.high
+    question = "What is the place of birth of Lothair Ii's husband?"
+    found = offline_keywords(question, ["Place", "US", "Lothair II", "Lothair"])
+    assert found.low == ("Lothair II",)  # not "us" inside "husband", nor "place" in lowercase
 
 
 @given(

@@ -45,12 +45,25 @@ def content_words(query: str) -> list[str]:
 
 def offline_keywords(query: str, entity_names: Sequence[str]) -> Keywords:
     """Entity names found in the query (low level) and the query's content words (high)."""
-    folded = query.casefold()
-    names = [n for n in dict.fromkeys(entity_names) if n and n.casefold() in folded]
+    names = [n for n in dict.fromkeys(entity_names) if n and _names_in(n, query)]
     # A longer name that contains a shorter one ("Tern S3" vs "Tern") makes it redundant.
     names = [n for n in names if not any(n != m and n.casefold() in m.casefold() for m in names)]
     words = content_words(query)
     return Keywords(high=tuple(words), low=tuple(names) or tuple(words))
+
+
+def _names_in(name: str, query: str) -> bool:
+    """Whether the query names this entity: a whole-word match, ignoring case for names of
+    several words ("Lothair Ii's" names "Lothair II"), but respecting it for one word, so
+    "the place of birth" does not name a film called "Place"."""
+    edge = "A-Za-z0-9"
+    pattern = re.escape(name)
+    if re.match(f"[{edge}]", name[0]):
+        pattern = f"(?<![{edge}])" + pattern
+    if re.match(f"[{edge}]", name[-1]):
+        pattern += f"(?![{edge}])"
+    one_word = " " not in name.strip() and not _HAN.search(name)
+    return re.search(pattern, query, 0 if one_word else re.IGNORECASE) is not None
 
 
 def parse_keywords(text: str) -> Keywords:
