@@ -96,3 +96,21 @@ async def test_demo_questions_find_what_a_person_expects(tmp_path: Path) -> None
             assert retrieval.relations, item["question"]
     print(f"expected documents found: {found_docs}/{wanted_docs}")
     assert found_docs / wanted_docs >= 0.45
+
+
+async def test_entities_named_by_the_keywords_come_first_within_the_filter(
+    tmp_path: Path,
+) -> None:
+    def named(doc_ids: frozenset[str] = frozenset()) -> QueryInput:
+        q = question("Who works on sensors and drones?", Mode.LOCAL, doc_ids)
+        keywords = ("Tomasz Brejcha", "tern s3", "Nobody Known")
+        return replace(q, options=replace(q.options, ll_keywords=keywords))
+
+    async with running_pipeline(embedded_settings(tmp_path)) as pipeline:
+        engine = await index(pipeline, {"a.md": SHARED_A, "b.md": SHARED_B})
+        everywhere = await engine.retrieve(named(), StageTimer())
+        only_b = await engine.retrieve(named(frozenset({"b.md"})), StageTimer())
+    # Exact names (any case or spacing) first, in keyword order; unknown names are skipped.
+    assert [e.name for e in everywhere.entities[:2]] == ["Tomasz Brejcha", "Tern S3"]
+    assert only_b.entities[0].name == "Tomasz Brejcha"
+    assert "Tern S3" not in {e.name for e in only_b.entities}  # a.md only: filtered out

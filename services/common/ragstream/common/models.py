@@ -7,6 +7,8 @@ from these, so nothing above the storage layer sees a backend's own types.
 from __future__ import annotations
 
 import enum
+import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -194,6 +196,19 @@ class GraphEdge:
 
 RELATION_KEY_MARK = "\u241e"
 """Joins the two entity keys of a relation key; no normalized entity name contains it."""
+
+
+_WHITESPACE = re.compile(r"\s+")
+
+
+def entity_key(name: str) -> str:
+    """The merge key of an entity name: NFKC, trimmed, inner whitespace collapsed, casefolded.
+
+    What makes "Tern S3", "tern  s3" and "ＴＥＲＮ Ｓ3" one entity. Keys are stable across
+    releases: changing this function changes every stored key, so it needs a re-index.
+    """
+    normalized = unicodedata.normalize("NFKC", name)
+    return _WHITESPACE.sub(" ", normalized).strip().casefold()
 
 
 def relation_key(a: str, b: str) -> str:

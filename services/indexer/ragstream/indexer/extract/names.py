@@ -1,15 +1,14 @@
-"""Entity names and types as extractors write them, and the key entities are merged by.
-
-The key is what makes "Tern S3", "tern  s3" and "ＴＥＲＮ Ｓ3" one entity: NFKC (full-width
-forms become ASCII), surrounding whitespace dropped, inner whitespace runs collapsed to one
-space, then Unicode case folding. Keys are stable across releases: changing this function
-changes every stored entity key, so it needs a re-index.
+"""Entity names and types as extractors write them, and the key entities are merged by
+(`entity_key`, defined with the other keys in common/models.py, since queries use it too).
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
+
+from ragstream.common.models import entity_key
+
+__all__ = ["clean_name", "entity_key", "valid_entity_type"]
 
 MAX_NAME_CHARS = 256
 """Longer names are truncated: a longer "name" is a model putting a description in it."""
@@ -23,12 +22,6 @@ _WHITESPACE = re.compile(r"\s+")
 _WRAPPING = "\"'`*_~“”‘’「」『』《》〈〉"
 _LEADING = _WRAPPING + "#"
 _BRACKETS = {"(": ")", "[": "]", "{": "}", "<": ">", "（": "）", "【": "】", "［": "］"}
-
-
-def entity_key(name: str) -> str:
-    """The merge key of an entity name: NFKC, trimmed, inner whitespace collapsed, casefolded."""
-    normalized = unicodedata.normalize("NFKC", name)
-    return _WHITESPACE.sub(" ", normalized).strip().casefold()
 
 
 def clean_name(name: str) -> str | None:

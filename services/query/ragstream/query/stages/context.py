@@ -173,10 +173,11 @@ class ContextBuilder:
         for (stage, search), (text, vector) in zip(searches, levels, strict=True):
             if not text:
                 continue
+            query = self._graph_query(q, text, vector, allowed)
+            if search is local_graph:
+                query = replace(query, names=result.keywords.low)
             with timer.stage(stage) as span:
-                found = await search(
-                    self._graph_stores, self._graph_query(q, text, vector, allowed)
-                )
+                found = await search(self._graph_stores, query)
                 annotate(span, entities=len(found[0]), relations=len(found[1]))
             entities.append(found[0])
             relations.append(found[1])

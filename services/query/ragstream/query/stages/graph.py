@@ -1,12 +1,12 @@
 """Graph retrieval (LightRAG's dual level): entities and their relations, or relations and
 their entities, from hybrid search plus one-hop expansion in the graph store.
 
-`local`: entities found by the low-level keywords, then the relations around them: those of
-the best-found entity first, each entity's by the endpoints' degrees and the relation
-weight. `global`: relations found by the high-level keywords, then their endpoint entities.
-With a document filter, only entities and relations mentioned by allowed documents take
-part, and their descriptions are rebuilt from those documents' mentions alone, so nothing
-outside the filter reaches the context.
+`local`: entities found by the low-level keywords (those a keyword names exactly first), then
+the relations around them: those of the best-found entity first, each entity's by the
+endpoints' degrees and the relation weight. `global`: relations found by the high-level
+keywords, then their endpoint entities. With a document filter, only entities and relations
+mentioned by allowed documents take part, and their descriptions are rebuilt from those
+documents' mentions alone, so nothing outside the filter reaches the context.
 """
 
 from __future__ import annotations
@@ -16,7 +16,14 @@ from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from ragstream.common.derive import Draft, merge, truncated
-from ragstream.common.models import Collection, GraphEdge, Hit, SearchFilter, Vector
+from ragstream.common.models import (
+    Collection,
+    GraphEdge,
+    Hit,
+    SearchFilter,
+    Vector,
+    entity_key,
+)
 from ragstream.common.storage.protocols import GraphStore, MentionStore, SearchStore
 from ragstream.common.telemetry import annotate, own, span
 from ragstream.common.text.analyzer import analyze
@@ -45,6 +52,8 @@ class GraphQuery:
     rrf_k: int
     allowed_docs: frozenset[str] | None
     """None: no document filter. Otherwise only these documents count."""
+    names: tuple[str, ...] = ()
+    """Keywords that may be entity names: an entity named exactly so ranks first."""
 
 
 def _spec(q: GraphQuery) -> SearchSpec:
@@ -122,7 +131,7 @@ async def local_graph(
     stores: GraphStores, q: GraphQuery
 ) -> tuple[list[ContextEntity], list[ContextRelation]]:
     hits = await hybrid_search(stores.search, Collection.ENTITIES, _spec(q))
-    entities = [entity_of(hit) for hit in hits]
+    entities = [entity_of(hit) for hit in await _named_first(stores, q, hits)]
     keys = [e.key for e in entities]
     with span("graph_expand", attributes=own(direction="entities_to_relations")) as current:
         around = await stores.graph.edges_of(q.workspace, keys)
@@ -136,6 +145,28 @@ async def local_graph(
         annotate(current, entities=len(keys), edges=len(edges), relations=len(ranked))
     relations = [relation_of(edge, names, score) for edge, score in ranked]
     return await _filtered(stores, q, entities, relations)
+
+
+async def _named_first(stores: GraphStores, q: GraphQuery, hits: list[Hit]) -> list[Hit]:
+    """The entities the keywords name exactly, in keyword order, then the other hits.
+
+    A search for "Watertown International Airport, Alexandria International Airport" can rank
+    "Louisiana" (described alongside one of them) above the other airport; an exact name is
+    the strongest evidence there is of what the question is about.
+    """
+    keys = list(dict.fromkeys(entity_key(name) for name in q.names if name.strip()))
+    if not keys:
+        return hits
+    found = {r.id: r for r in await stores.search.get(Collection.ENTITIES, q.workspace, keys)}
+    scores = {hit.record.id: hit.score for hit in hits}
+    top = max(scores.values(), default=1.0)
+    named = [
+        Hit(found[key], scores.get(key, top))
+        for key in keys
+        if key in found and _allowed(found[key].doc_ids, q.allowed_docs)
+    ]
+    pinned = {hit.record.id for hit in named}
+    return [*named, *(hit for hit in hits if hit.record.id not in pinned)][: q.top_k]
 
 
 async def global_graph(
