@@ -17,6 +17,7 @@ from ragstream.query.types import ContextChunk, QueryOptions, Retrieval
 
 EXTRACTIVE_HEADER = "Extractive answer (no LLM configured), quoted from the best-matching sources:"
 NO_CONTEXT_ANSWER = "I could not find anything in the indexed documents about this question."
+REFERRING_PRONOUNS = frozenset({"It", "Its", "He", "His", "She", "Her", "They", "Their", "This"})
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？；])\s+|(?<=[。！？；])|\n{2,}")
 
 SYSTEM_PROMPT = """You are ragstream's answering assistant. Answer the user's question using only \
@@ -78,17 +79,25 @@ def split_sentences(text: str) -> list[str]:
 
 
 def extractive_answer(query: str, chunks: Sequence[ContextChunk], max_sentences: int = 3) -> str:
-    """The context sentences sharing the most distinct query terms, best first, cited."""
+    """The context sentences sharing the most distinct query terms, best first, cited.
+
+    A sentence that opens with a pronoun ("It has supplied O-rings ...") is quoted with the
+    sentence before it, which names what the pronoun stands for.
+    """
     wanted = set(analyze(query))
-    scored: list[tuple[float, int, str, str]] = []
+    scored: list[tuple[float, int, int, str, str]] = []
     for rank, chunk in enumerate(chunks):
-        for sentence in split_sentences(chunk.content):
+        sentences = split_sentences(chunk.content)
+        for index, sentence in enumerate(sentences):
             overlap = len(wanted.intersection(analyze(sentence)))
             if overlap:
-                # Rank breaks ties: a sentence from a better chunk wins.
-                scored.append((overlap, -rank, sentence, chunk.reference_id))
+                quoted = sentence
+                if index and sentence.split(" ", 1)[0] in REFERRING_PRONOUNS:
+                    quoted = f"{sentences[index - 1]} {sentence}"
+                # Rank breaks ties: a sentence from a better chunk wins, then an earlier one.
+                scored.append((overlap, -rank, -index, quoted, chunk.reference_id))
     if not scored:
         return NO_CONTEXT_ANSWER
     scored.sort(reverse=True)
-    lines = [f"- {sentence} [{ref}]" for _, _, sentence, ref in scored[:max_sentences]]
+    lines = [f"- {sentence} [{ref}]" for *_, sentence, ref in scored[:max_sentences]]
     return "\n".join([EXTRACTIVE_HEADER, *lines])
