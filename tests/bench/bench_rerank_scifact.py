@@ -32,7 +32,7 @@ from ragstream.common.storage.factory import EmbeddedDatabase, open_stores
 from ragstream.query.stages.retrieve import Retriever
 from ragstream.testing.rerank_server import Bm25Scorer, RerankTestServer, Scorer, TermStats
 
-DEFAULT_DATA = Path("/work/shared/data/scifact")
+DEFAULT_DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "scifact"
 
 
 async def bm25_rankings(data: BeirData, index_dir: Path) -> dict[str, list[str]]:
