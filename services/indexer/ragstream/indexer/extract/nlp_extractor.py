@@ -25,10 +25,11 @@ from dataclasses import dataclass, field
 
 from ragstream.common.models import relation_key
 from ragstream.common.text.analyzer import ENGLISH_STOPWORDS
+from ragstream.common.text.names import name_pattern
 from ragstream.indexer.extract.names import entity_key
 from ragstream.indexer.extract.nlp_chinese import han_spans, han_tokens, han_words, repeated_nouns
 from ragstream.indexer.extract.nlp_english import ChunkWords, latin_spans
-from ragstream.indexer.extract.nlp_lexicon import EXTRA_STOPWORDS, ORGANIZATION
+from ragstream.indexer.extract.nlp_lexicon import EXTRA_STOPWORDS, ORGANIZATION, SUBJECT_PRONOUNS
 from ragstream.indexer.extract.nlp_spans import alias_pairs, non_overlapping, resolve_types
 from ragstream.indexer.extract.records import ExtractedEntity, ExtractedRelation, ExtractionResult
 from ragstream.indexer.extract.sentences import split_sentences
@@ -44,10 +45,7 @@ related ones, and a sentence listing n names gives about 2n relations, not n²/2
 relation is embedded, so this bounds indexing cost too)."""
 
 TITLE_WORDS = 8
-SUBJECT_PRONOUNS = frozenset({"He", "She", "His", "Her", "It", "Its"})
-"""Sentence openers that refer back to the chunk's subject."""
 _TITLE = re.compile(r"^[A-Z0-9][^.!?。！？:;]*$")
-_LATIN_EDGE = re.compile(r"[A-Za-z0-9]")
 _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[a-z]")
 _STOPWORDS = ENGLISH_STOPWORDS | EXTRA_STOPWORDS
 
@@ -209,14 +207,10 @@ def _scan(sentences: Sequence[str], names: _Names) -> list[list[str]]:
 
 def _matcher(spellings: Iterable[str]) -> re.Pattern[str]:
     """Leftmost, then longest: "Tern S3.1" before "Tern S3" before "Tern"."""
-    patterns = []
-    for spelling in sorted(spellings, key=len, reverse=True):
-        pattern = re.escape(spelling)
-        if _LATIN_EDGE.match(spelling[0]):
-            pattern = r"(?<![A-Za-z0-9])" + pattern
-        if _LATIN_EDGE.match(spelling[-1]):
-            pattern += r"(?![A-Za-z0-9])(?!\.\d)"
-        patterns.append(pattern)
+    # "(?!\.\d)": "Tern S3" is not the start of "Tern S3.1".
+    patterns = [
+        name_pattern(s, after=r"(?!\.\d)") for s in sorted(spellings, key=len, reverse=True)
+    ]
     return re.compile("|".join(patterns))
 
 

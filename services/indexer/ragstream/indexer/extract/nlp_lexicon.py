@@ -103,6 +103,8 @@ PERSON_AGENT_VERBS = (
 """Passive verbs whose "by" introduces a person ("the team led by Mira Okafor")."""
 PERSON_PRONOUNS = _words("He She His Her")
 """A sentence starting with one of these continues about the person the previous one began with."""
+SUBJECT_PRONOUNS = PERSON_PRONOUNS | _words("It Its")
+"""Sentence openers that refer back to the chunk's subject."""
 ORG_BEFORE = _words(
     """company firm operator manufacturer maker supplier subsidiary startup fund insurer
     distributor contractor founded acquire acquired acquiring"""

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from ragstream.common.providers.llm import ChatMessage, ChatModel
 from ragstream.common.storage.protocols import CacheStore
 from ragstream.common.text.analyzer import CHINESE_STOPWORDS, ENGLISH_STOPWORDS, analyze
+from ragstream.common.text.names import name_pattern
 from ragstream.query.types import Keywords
 
 NO_KEYWORDS_NOTE = "no usable keywords: the question names nothing the index could look up"
@@ -56,14 +57,8 @@ def _names_in(name: str, query: str) -> bool:
     """Whether the query names this entity: a whole-word match, ignoring case for names of
     several words ("Lothair Ii's" names "Lothair II"), but respecting it for one word, so
     "the place of birth" does not name a film called "Place"."""
-    edge = "A-Za-z0-9"
-    pattern = re.escape(name)
-    if re.match(f"[{edge}]", name[0]):
-        pattern = f"(?<![{edge}])" + pattern
-    if re.match(f"[{edge}]", name[-1]):
-        pattern += f"(?![{edge}])"
     one_word = " " not in name.strip() and not _HAN.search(name)
-    return re.search(pattern, query, 0 if one_word else re.IGNORECASE) is not None
+    return re.search(name_pattern(name), query, 0 if one_word else re.IGNORECASE) is not None
 
 
 def parse_keywords(text: str) -> Keywords:
