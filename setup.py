@@ -1,8 +1,8 @@
-"""Maps the namespace package `ragstream` onto its three source roots (see pyproject.toml)."""
+"""Maps the namespace package `ragstream` onto its four source roots (see pyproject.toml)."""
 
 from setuptools import find_namespace_packages, setup
 
-ROOTS = ("services/common", "services/indexer", "services/query")
+ROOTS = ("services/common", "services/indexer", "services/query", "services/cli")
 
 packages: list[str] = []
 package_dir: dict[str, str] = {}

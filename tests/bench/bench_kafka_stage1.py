@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ragstream.indexer.extract.parser import TUPLE_DELIMITER as SEP
+from ragstream.indexer.stages.extract.parser import TUPLE_DELIMITER as SEP
 from ragstream.testing.openai_server import OpenAITestServer
 from ragstream.testing.openai_wire import Body
 from tests.support.kafka_indexer import KafkaDeployment, document, events, processed, wait_until

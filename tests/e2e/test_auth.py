@@ -14,7 +14,7 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from ragstream.query.auth import token_digest
+from ragstream.query.transport.auth import token_digest
 from ragstream.v1 import common_pb2, ingest_pb2, ingest_pb2_grpc, query_pb2, query_pb2_grpc
 from tests.support.server import ServeProcess
 

@@ -11,8 +11,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from ragstream.cli.runtime import build_server, open_backends
 from ragstream.common.config import load_settings
-from ragstream.query.auth import token_digest
-from ragstream.query.server import GrpcServer
+from ragstream.query.transport.auth import token_digest
+from ragstream.query.transport.server import GrpcServer
 from ragstream.v1 import query_pb2, query_pb2_grpc
 
 pytestmark = pytest.mark.e2e

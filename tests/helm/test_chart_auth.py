@@ -15,8 +15,8 @@ import pytest
 import yaml
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from ragstream.query.auth import build_authenticator, server_credentials, token_digest
-from ragstream.query.server import GrpcServer
+from ragstream.query.transport.auth import build_authenticator, server_credentials, token_digest
+from ragstream.query.transport.server import GrpcServer
 from tests.helm.chart import (
     CHART,
     Helm,

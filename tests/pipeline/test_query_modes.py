@@ -13,8 +13,8 @@ from ragstream.common.config import QueryDefaults
 from ragstream.common.events import DocumentChange
 from ragstream.common.models import SearchFilter
 from ragstream.common.timing import StageTimer
-from ragstream.query.convert import query_options
 from ragstream.query.engine import QueryEngine
+from ragstream.query.transport.convert import query_options
 from ragstream.query.types import Mode, QueryInput, Retrieval
 from ragstream.v1 import query_pb2
 from tests.support.pipeline import Pipeline, embedded_settings, running_pipeline

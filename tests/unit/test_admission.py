@@ -4,7 +4,13 @@ import asyncio
 
 import pytest
 
-from ragstream.query.admission import MAX_RETRY_S, MIN_RETRY_S, Admission, Overloaded, retry_hint
+from ragstream.query.transport.admission import (
+    MAX_RETRY_S,
+    MIN_RETRY_S,
+    Admission,
+    Overloaded,
+    retry_hint,
+)
 
 
 async def hold(admission: Admission, release: asyncio.Event, entered: list[int], n: int) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ragstream.common.config import AuthConfig, ConfigError, load_settings
-from ragstream.query.auth import (
+from ragstream.query.transport.auth import (
     Grant,
     TokenAuthenticator,
     Unauthenticated,
@@ -150,7 +150,7 @@ def test_warns_only_when_reachable_from_elsewhere_without_auth(
     assert not exposed_without_auth("127.0.0.1:50051", off)
     assert not exposed_without_auth("0.0.0.0:50051", tokens)
     assert not exposed_without_auth("0.0.0.0:50051", mtls)
-    with caplog.at_level(logging.WARNING, logger="ragstream.query.auth"):
+    with caplog.at_level(logging.WARNING, logger="ragstream.query.transport.auth"):
         warn_if_exposed("127.0.0.1:50051", off)
         assert caplog.records == []
         warn_if_exposed("0.0.0.0:50051", off)

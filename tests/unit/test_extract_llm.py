@@ -9,11 +9,11 @@ import pytest
 
 from ragstream.common.config import ExtractionConfig, LLMConfig
 from ragstream.common.providers.llm import ChatMessage, OpenAIChat
-from ragstream.indexer.extract.llm_calls import CachedChat, cache_key
-from ragstream.indexer.extract.llm_extractor import LLMExtractor, SummaryTooLargeError
-from ragstream.indexer.extract.parser import ExtractionFormatError
-from ragstream.indexer.extract.prompts import extraction_messages, gleaning_messages
-from ragstream.indexer.extract.records import ExtractedEntity, ExtractedRelation
+from ragstream.indexer.stages.extract.llm_calls import CachedChat, cache_key
+from ragstream.indexer.stages.extract.llm_extractor import LLMExtractor, SummaryTooLargeError
+from ragstream.indexer.stages.extract.parser import ExtractionFormatError
+from ragstream.indexer.stages.extract.prompts import extraction_messages, gleaning_messages
+from ragstream.indexer.stages.extract.records import ExtractedEntity, ExtractedRelation
 from ragstream.testing.openai_server import OpenAITestServer
 
 CHUNK = (

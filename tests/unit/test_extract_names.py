@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ragstream.common.config import ConfigError, ExtractionConfig, load_settings
-from ragstream.indexer.extract.names import (
+from ragstream.indexer.stages.extract.names import (
     MAX_NAME_CHARS,
     clean_name,
     entity_key,

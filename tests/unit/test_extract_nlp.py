@@ -10,10 +10,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ragstream.indexer.extract.names import entity_key
-from ragstream.indexer.extract.nlp_extractor import NLPExtractor, extract_offline
-from ragstream.indexer.extract.records import ExtractionResult
-from ragstream.indexer.extract.sentences import split_sentences
+from ragstream.indexer.stages.extract.names import entity_key
+from ragstream.indexer.stages.extract.nlp_extractor import NLPExtractor, extract_offline
+from ragstream.indexer.stages.extract.records import ExtractionResult
+from ragstream.indexer.stages.extract.sentences import split_sentences
 
 DEMO = Path(__file__).resolve().parents[2] / "demo"
 CORPUS = DEMO / "corpus"

@@ -8,15 +8,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ragstream.indexer.extract.names import MAX_NAME_CHARS, clean_name, entity_key
-from ragstream.indexer.extract.parser import (
+from ragstream.indexer.stages.extract.names import MAX_NAME_CHARS, clean_name, entity_key
+from ragstream.indexer.stages.extract.parser import (
     COMPLETION_MARKER,
     ExtractionFormatError,
     ParseResult,
     format_records,
     parse_extraction,
 )
-from ragstream.indexer.extract.records import ExtractedEntity, ExtractedRelation
+from ragstream.indexer.stages.extract.records import ExtractedEntity, ExtractedRelation
 
 CURRENT = """\
 entity<|#|>Tern S3<|#|>product<|#|>A water-quality sensor launched in 2023.

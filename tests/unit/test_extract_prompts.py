@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from ragstream.common.config import DEFAULT_ENTITY_TYPES
 from ragstream.common.providers.llm import ChatMessage
-from ragstream.indexer.extract.parser import parse_extraction
-from ragstream.indexer.extract.prompts import (
+from ragstream.indexer.stages.extract.parser import parse_extraction
+from ragstream.indexer.stages.extract.prompts import (
     extraction_messages,
     gleaning_messages,
     summary_messages,

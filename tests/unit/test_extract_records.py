@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ragstream.indexer.extract.records import (
+from ragstream.indexer.stages.extract.records import (
     ExtractedEntity,
     ExtractedRelation,
     merge_entities,

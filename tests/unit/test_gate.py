@@ -9,9 +9,9 @@ from typing import Any
 import grpc
 import pytest
 
-from ragstream.query.admission import Admission
-from ragstream.query.interceptors import QUERIES, Gate, seconds_left
-from ragstream.query.validation import Limits
+from ragstream.query.transport.admission import Admission
+from ragstream.query.transport.interceptors import QUERIES, Gate, seconds_left
+from ragstream.query.transport.validation import Limits
 from ragstream.v1 import query_pb2, query_pb2_grpc
 
 

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from ragstream.common.derive import merge, needs_summary, truncated
 from ragstream.common.models import Chunk, GraphEdge, Mention, MentionKind, relation_key
-from ragstream.indexer.stages.mentions import to_mentions
+from ragstream.indexer.stages.extract.mentions import to_mentions
 from ragstream.query.stages.budget import fit
 from ragstream.query.stages.graph import rank_edges
 from ragstream.query.stages.keywords import offline_keywords, parse_keywords

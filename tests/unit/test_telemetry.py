@@ -20,7 +20,7 @@ from ragstream.common.events import DocumentChange, MergeKey, decode, encode, en
 from ragstream.common.instruments import ConsumerLag
 from ragstream.common.telemetry import context_of, links_of, own, read_config, trace_headers
 from ragstream.common.timing import StageTimer
-from ragstream.query.tracing import parent_context
+from ragstream.query.transport.tracing import parent_context
 
 TRACE_ID = 0x4BF92F3577B34DA6A3CE929D0E0E4736
 SPAN_ID = 0x00F067AA0BA902B7

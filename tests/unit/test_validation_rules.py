@@ -5,10 +5,10 @@ from collections.abc import Iterator
 import pytest
 from google.protobuf.descriptor import Descriptor
 
-from ragstream.query import validation
-from ragstream.query.convert import decode_page_token, encode_page_token
-from ragstream.query.interceptors import FAMILIES
-from ragstream.query.validation import RULES, Limits, Violation, validate, walks_into
+from ragstream.query.transport import validation
+from ragstream.query.transport.convert import decode_page_token, encode_page_token
+from ragstream.query.transport.interceptors import FAMILIES
+from ragstream.query.transport.validation import RULES, Limits, Violation, validate, walks_into
 from ragstream.v1 import common_pb2, ingest_pb2, query_pb2
 
 LIMITS = Limits(max_document_bytes=100)

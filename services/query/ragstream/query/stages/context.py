@@ -26,12 +26,12 @@ from ragstream.common.telemetry import annotate
 from ragstream.common.text.analyzer import analyze
 from ragstream.common.text.tokens import count_tokens
 from ragstream.common.timing import StageTimer
-from ragstream.query.interceptors import seconds_left
 from ragstream.query.stages import keywords as kw
 from ragstream.query.stages.graph import GraphQuery, GraphStores, global_graph, local_graph
 from ragstream.query.stages.pick import pick_chunks, round_robin
 from ragstream.query.stages.rerank import SKIPPED_NOTE, RerankGauge, rerank_chunks
 from ragstream.query.stages.retrieve import SearchSpec, hybrid_search
+from ragstream.query.transport.interceptors import seconds_left
 from ragstream.query.types import (
     ContextChunk,
     ContextEntity,

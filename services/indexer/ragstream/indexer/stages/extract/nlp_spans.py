@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ragstream.indexer.extract.nlp_lexicon import CONCEPT, PRODUCT, TYPE_PRIORITY
+from ragstream.indexer.stages.extract.nlp_lexicon import CONCEPT, PRODUCT, TYPE_PRIORITY
 
 _PAREN = re.compile(r"\s*[（(]([^（）()]*)[）)]")
 _ALIAS_FILLER = re.compile(

@@ -19,13 +19,13 @@ from ragstream.common.providers.embedding import build_embedder
 from ragstream.common.storage.elastic.client import connect
 from ragstream.common.storage.elastic.layout import IndexLayout
 from ragstream.common.storage.elastic.reindex import drop_superseded, reindex
-from ragstream.indexer.merger import relation_embedding_text
+from ragstream.indexer.stages.merge import relation_embedding_text
 
 out = Console(stderr=True)
 
 
 def embedding_text(collection: Collection, record: SearchRecord) -> str:
-    """The text the indexer embedded for a record (see indexer/merger.py): a chunk's and an
+    """The text the indexer embedded for a record (see indexer/stages/merge.py): a chunk's and an
     entity's is the record text; a relation's is keywords, endpoints and description."""
     if collection is not Collection.RELATIONS:
         return record.text

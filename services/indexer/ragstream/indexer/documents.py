@@ -24,8 +24,8 @@ from ragstream.common.providers.embedding import Embedder
 from ragstream.common.storage.protocols import DocumentStore, SearchStore
 from ragstream.common.telemetry import annotate, mark_failed, own, span
 from ragstream.indexer.errors import DocumentError
-from ragstream.indexer.extract.parser import ExtractionFormatError
 from ragstream.indexer.stages.chunk import chunk_document, diff_chunks
+from ragstream.indexer.stages.extract.parser import ExtractionFormatError
 from ragstream.indexer.stages.ledger import Ledger
 from ragstream.indexer.stages.write import refresh_chunk_metadata, write_chunks
 

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragstream.common.text.analyzer import CHINESE_STOPWORDS
-from ragstream.indexer.extract import nlp_lexicon as lex
-from ragstream.indexer.extract.nlp_spans import Span
+from ragstream.indexer.stages.extract import nlp_lexicon as lex
+from ragstream.indexer.stages.extract.nlp_spans import Span
 
 _HAN_RUN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 # A Latin name in parentheses, optionally with its short form: （East China Sea ...，简称 ESIOS）.

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from ragstream.indexer.extract.nlp_lexicon import SENTENCE_ABBREVIATIONS
+from ragstream.indexer.stages.extract.nlp_lexicon import SENTENCE_ABBREVIATIONS
 
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _BLOCK_START = re.compile(r"^(?:#{1,6}\s|[-*+>]\s|\d{1,3}[.)]\s|[A-Z][A-Za-z ]{0,24}:\s)")

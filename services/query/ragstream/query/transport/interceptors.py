@@ -32,11 +32,11 @@ import grpc
 from google.protobuf.message import Message
 from google.rpc import code_pb2
 
-from ragstream.query.admission import Admission, Overloaded
-from ragstream.query.auth import TokenAuthenticator, Unauthenticated
-from ragstream.query.convert import workspace_of
-from ragstream.query.errors import abort_invalid, abort_overloaded, abort_with
-from ragstream.query.validation import Limits, validate
+from ragstream.query.transport.admission import Admission, Overloaded
+from ragstream.query.transport.auth import TokenAuthenticator, Unauthenticated
+from ragstream.query.transport.convert import workspace_of
+from ragstream.query.transport.errors import abort_invalid, abort_overloaded, abort_with
+from ragstream.query.transport.validation import Limits, validate
 
 log = logging.getLogger(__name__)
 GATED_PREFIX = "/ragstream."

@@ -12,8 +12,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ragstream.common.providers.llm import ChatMessage
-from ragstream.indexer.extract.parser import COMPLETION_MARKER, TUPLE_DELIMITER, format_records
-from ragstream.indexer.extract.records import ExtractedEntity, ExtractedRelation
+from ragstream.indexer.stages.extract.parser import (
+    COMPLETION_MARKER,
+    TUPLE_DELIMITER,
+    format_records,
+)
+from ragstream.indexer.stages.extract.records import ExtractedEntity, ExtractedRelation
 
 AUTO_LANGUAGE = "auto"
 

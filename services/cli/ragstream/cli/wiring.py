@@ -20,14 +20,14 @@ from ragstream.common.providers.llm import ChatModel
 from ragstream.common.providers.rerank import Reranker
 from ragstream.common.providers.scheduler import EmbeddingScheduler, Priority
 from ragstream.indexer.consumer import KeyedConsumer, document_consumer
-from ragstream.indexer.extract.llm_extractor import LLMExtractor
-from ragstream.indexer.extract.names import entity_key
-from ragstream.indexer.extract.nlp_extractor import NLPExtractor
-from ragstream.indexer.extract.records import Extractor
-from ragstream.indexer.merger import GraphMerger, Summarizer, TruncatingSummarizer
-from ragstream.indexer.pipeline import DocumentIndexer
+from ragstream.indexer.documents import DocumentIndexer
+from ragstream.indexer.stages.extract.llm_extractor import LLMExtractor
+from ragstream.indexer.stages.extract.mentions import to_mentions
+from ragstream.indexer.stages.extract.names import entity_key
+from ragstream.indexer.stages.extract.nlp_extractor import NLPExtractor
+from ragstream.indexer.stages.extract.records import Extractor
 from ragstream.indexer.stages.ledger import ExtractMentions, Ledger
-from ragstream.indexer.stages.mentions import to_mentions
+from ragstream.indexer.stages.merge import GraphMerger, Summarizer, TruncatingSummarizer
 from ragstream.query.engine import QueryEngine
 from ragstream.query.stages.context import QueryStores, Reranking
 from ragstream.query.stages.rerank import RerankGauge

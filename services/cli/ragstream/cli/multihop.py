@@ -23,7 +23,7 @@ from ragstream.common.config import Settings
 from ragstream.common.events import DocumentChange
 from ragstream.common.metrics import recall_at_k
 from ragstream.common.timing import StageTimer
-from ragstream.query.convert import query_options
+from ragstream.query.transport.convert import query_options
 from ragstream.query.types import Mode, QueryInput
 from ragstream.v1 import query_pb2
 

@@ -20,14 +20,22 @@ from ragstream.common.config import ExtractionConfig, LLMConfig
 from ragstream.common.providers.llm import ChatMessage, ChatModel
 from ragstream.common.storage.protocols import CacheStore
 from ragstream.common.text.tokens import DEFAULT_ENCODING
-from ragstream.indexer.extract.llm_calls import CachedChat, Reply
-from ragstream.indexer.extract.parser import ExtractionFormatError, ParseResult, parse_extraction
-from ragstream.indexer.extract.prompts import (
+from ragstream.indexer.stages.extract.llm_calls import CachedChat, Reply
+from ragstream.indexer.stages.extract.parser import (
+    ExtractionFormatError,
+    ParseResult,
+    parse_extraction,
+)
+from ragstream.indexer.stages.extract.prompts import (
     extraction_messages,
     gleaning_messages,
     summary_messages,
 )
-from ragstream.indexer.extract.records import ExtractionResult, merge_entities, merge_relations
+from ragstream.indexer.stages.extract.records import (
+    ExtractionResult,
+    merge_entities,
+    merge_relations,
+)
 
 DEFAULT_SUMMARY_TOKENS = 600
 """Target length of a merged description (LightRAG's default)."""

@@ -15,7 +15,7 @@ from google.protobuf.message import Message
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
-from ragstream.query.validation import Violation
+from ragstream.query.transport.validation import Violation
 
 Context = grpc.aio.ServicerContext[Any, Any]
 RETRY_PUSHBACK_KEY = "grpc-retry-pushback-ms"

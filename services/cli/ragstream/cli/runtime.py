@@ -31,13 +31,13 @@ from ragstream.common.providers.scheduler import EmbeddingScheduler
 from ragstream.common.storage.factory import EmbeddedDatabase, open_stores
 from ragstream.common.telemetry import telemetry_session
 from ragstream.indexer.consumer import KeyedConsumer
-from ragstream.query.auth import build_authenticator, server_credentials, warn_if_exposed
-from ragstream.query.ingest import IngestServicer
-from ragstream.query.interceptors import Gate, admissions
-from ragstream.query.server import GrpcServer
-from ragstream.query.service import QueryServicer
 from ragstream.query.stages.context import QueryStores
-from ragstream.query.validation import Limits
+from ragstream.query.transport.auth import build_authenticator, server_credentials, warn_if_exposed
+from ragstream.query.transport.ingest import IngestServicer
+from ragstream.query.transport.interceptors import Gate, admissions
+from ragstream.query.transport.server import GrpcServer
+from ragstream.query.transport.service import QueryServicer
+from ragstream.query.transport.validation import Limits
 
 log = logging.getLogger(__name__)
 

@@ -11,9 +11,9 @@ from grpc_health.v1 import _async as health_aio
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from ragstream.query.ingest import IngestServicer
-from ragstream.query.service import QueryServicer
-from ragstream.query.tracing import TracingInterceptor
+from ragstream.query.transport.ingest import IngestServicer
+from ragstream.query.transport.service import QueryServicer
+from ragstream.query.transport.tracing import TracingInterceptor
 from ragstream.v1 import ingest_pb2, ingest_pb2_grpc, query_pb2, query_pb2_grpc
 
 log = logging.getLogger(__name__)

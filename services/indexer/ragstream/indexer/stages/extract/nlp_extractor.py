@@ -26,13 +26,26 @@ from dataclasses import dataclass, field
 from ragstream.common.models import relation_key
 from ragstream.common.text.analyzer import ENGLISH_STOPWORDS
 from ragstream.common.text.names import name_pattern
-from ragstream.indexer.extract.names import entity_key
-from ragstream.indexer.extract.nlp_chinese import han_spans, han_tokens, han_words, repeated_nouns
-from ragstream.indexer.extract.nlp_english import ChunkWords, latin_spans
-from ragstream.indexer.extract.nlp_lexicon import EXTRA_STOPWORDS, ORGANIZATION, SUBJECT_PRONOUNS
-from ragstream.indexer.extract.nlp_spans import alias_pairs, non_overlapping, resolve_types
-from ragstream.indexer.extract.records import ExtractedEntity, ExtractedRelation, ExtractionResult
-from ragstream.indexer.extract.sentences import split_sentences
+from ragstream.indexer.stages.extract.names import entity_key
+from ragstream.indexer.stages.extract.nlp_chinese import (
+    han_spans,
+    han_tokens,
+    han_words,
+    repeated_nouns,
+)
+from ragstream.indexer.stages.extract.nlp_english import ChunkWords, latin_spans
+from ragstream.indexer.stages.extract.nlp_lexicon import (
+    EXTRA_STOPWORDS,
+    ORGANIZATION,
+    SUBJECT_PRONOUNS,
+)
+from ragstream.indexer.stages.extract.nlp_spans import alias_pairs, non_overlapping, resolve_types
+from ragstream.indexer.stages.extract.records import (
+    ExtractedEntity,
+    ExtractedRelation,
+    ExtractionResult,
+)
+from ragstream.indexer.stages.extract.sentences import split_sentences
 
 ENTITY_SENTENCES = 3
 """Sentences quoted in an entity's description."""

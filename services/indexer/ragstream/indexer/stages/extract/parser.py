@@ -30,8 +30,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ragstream.indexer.extract.names import clean_name, entity_key, valid_entity_type
-from ragstream.indexer.extract.records import ExtractedEntity, ExtractedRelation
+from ragstream.indexer.stages.extract.names import clean_name, entity_key, valid_entity_type
+from ragstream.indexer.stages.extract.records import ExtractedEntity, ExtractedRelation
 
 TUPLE_DELIMITER = "<|#|>"
 COMPLETION_MARKER = "<|COMPLETE|>"

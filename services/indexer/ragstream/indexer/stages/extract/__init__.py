@@ -4,16 +4,16 @@ Both extractors implement `Extractor` and return an `ExtractionResult`; the LLM 
 also summarizes merged descriptions for stage 2.
 """
 
-from ragstream.indexer.extract.llm_extractor import LLMExtractor, SummaryResult
-from ragstream.indexer.extract.names import clean_name, entity_key, valid_entity_type
-from ragstream.indexer.extract.nlp_extractor import NLPExtractor, extract_offline
-from ragstream.indexer.extract.parser import (
+from ragstream.indexer.stages.extract.llm_extractor import LLMExtractor, SummaryResult
+from ragstream.indexer.stages.extract.names import clean_name, entity_key, valid_entity_type
+from ragstream.indexer.stages.extract.nlp_extractor import NLPExtractor, extract_offline
+from ragstream.indexer.stages.extract.parser import (
     ExtractionFormatError,
     ParseResult,
     format_records,
     parse_extraction,
 )
-from ragstream.indexer.extract.records import (
+from ragstream.indexer.stages.extract.records import (
     ExtractedEntity,
     ExtractedRelation,
     ExtractionResult,

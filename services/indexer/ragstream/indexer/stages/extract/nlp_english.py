@@ -18,8 +18,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ragstream.common.text.analyzer import ENGLISH_STOPWORDS
-from ragstream.indexer.extract import nlp_lexicon as lex
-from ragstream.indexer.extract.nlp_spans import Span
+from ragstream.indexer.stages.extract import nlp_lexicon as lex
+from ragstream.indexer.stages.extract.nlp_spans import Span
 
 _L = "A-Za-z0-9\u00c0-\u024f"
 _TOKEN = re.compile(rf"[{_L}](?:[{_L}'’&.\-]*[{_L}])?")

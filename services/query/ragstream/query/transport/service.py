@@ -12,8 +12,8 @@ from ragstream.common.config import QueryDefaults
 from ragstream.common.instruments import record_query
 from ragstream.common.telemetry import annotate
 from ragstream.common.timing import StageTimer
-from ragstream.query import convert
 from ragstream.query.engine import QueryEngine
+from ragstream.query.transport import convert
 from ragstream.query.types import QueryInput, Retrieval
 from ragstream.v1 import query_pb2, query_pb2_grpc
 

@@ -27,7 +27,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from ragstream.common.config import WORKSPACE_PATTERN
 from ragstream.common.events import MAX_DOC_ID_CHARS
-from ragstream.query.convert import ROLES, decode_page_token
+from ragstream.query.transport.convert import ROLES, decode_page_token
 from ragstream.v1 import common_pb2, query_pb2
 
 MAX_QUERY_CHARS = 8000

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ragstream.common.models import relation_key
-from ragstream.indexer.extract.names import entity_key
+from ragstream.indexer.stages.extract.names import entity_key
 
 
 @dataclass(frozen=True, slots=True)

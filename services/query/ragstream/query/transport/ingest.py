@@ -17,7 +17,7 @@ from ragstream.common.bus.protocols import Publisher
 from ragstream.common.bus.spans import producer_span
 from ragstream.common.events import DocumentChange, encode
 from ragstream.common.storage.protocols import DocumentStore
-from ragstream.query import convert
+from ragstream.query.transport import convert
 from ragstream.v1 import ingest_pb2, ingest_pb2_grpc
 
 Context = grpc.aio.ServicerContext[Any, Any]
