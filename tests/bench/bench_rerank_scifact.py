@@ -28,7 +28,7 @@ from ragstream.common.config import RerankConfig, load_settings
 from ragstream.common.metrics import ndcg_at_k, recall_at_k
 from ragstream.common.providers.embedding import build_embedder
 from ragstream.common.providers.rerank import HttpReranker
-from ragstream.common.storage.factory import EmbeddedDatabase, open_stores
+from ragstream.common.registry import Opening, open_stores
 from ragstream.query.stages.retrieve import Retriever
 from ragstream.testing.rerank_server import Bm25Scorer, RerankTestServer, Scorer, TermStats
 
@@ -40,11 +40,7 @@ async def bm25_rankings(data: BeirData, index_dir: Path) -> dict[str, list[str]]
     embedder = build_embedder(settings.embedding)
     async with contextlib.AsyncExitStack() as stack:
         stack.push_async_callback(embedder.close)
-        stores = await open_stores(settings, EmbeddedDatabase(settings, stack))
-        for store in (stores.search, stores.docs, stores.mentions, stores.cache):
-            close = getattr(store, "close", None)
-            if close is not None:
-                stack.push_async_callback(close)
+        stores = await open_stores(Opening(settings, stack, embedder))
         await ensure_index(stores, embedder, data.corpus_path, settings)
         return await rank(stores.search, embedder, data, Retriever.BM25)
 

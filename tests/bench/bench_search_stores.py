@@ -41,14 +41,13 @@ from ragstream.common.storage.elastic import (
     ModelFingerprint,
 )
 from ragstream.common.storage.elastic import queries as es_queries
-from ragstream.common.storage.protocols import SearchStore
+from ragstream.common.storage.protocols import SearchStore, Stores
 from ragstream.common.storage.sqlite import Database, SqliteDocumentStore, SqliteSearchStore
 from ragstream.common.storage.sqlite.graph import SqliteGraphStore
 from ragstream.common.storage.sqlite.mentions import SqliteCacheStore, SqliteMentionStore
 from ragstream.common.text.analyzer import analyze
 from ragstream.common.timing import StageTimer
 from ragstream.query.engine import QueryEngine
-from ragstream.query.stages.context import QueryStores
 from ragstream.query.types import Mode, QueryInput, QueryOptions
 from tests.support.elasticsearch import ElasticsearchNode
 
@@ -115,7 +114,7 @@ def corpus(size: int, seed: int = 7) -> Corpus:
     return Corpus(chunks, entities, relations, nodes, edges)
 
 
-async def load(stores: QueryStores, data: Corpus) -> float:
+async def load(stores: Stores, data: Corpus) -> float:
     """Writes the corpus; returns chunks/s of the chunk writes alone."""
     started = time.perf_counter()
     for start in range(0, len(data.chunks), BATCH):
@@ -177,9 +176,9 @@ async def knn_recall(store: SearchStore, data: Corpus, factor: int, k: int = 50)
 
 
 @contextlib.asynccontextmanager
-async def embedded(directory: Path) -> AsyncIterator[QueryStores]:
+async def embedded(directory: Path) -> AsyncIterator[Stores]:
     async with await Database.open(directory) as db:
-        yield QueryStores(
+        yield Stores(
             search=await SqliteSearchStore.open(db), graph=await SqliteGraphStore.open(db),
             mentions=await SqliteMentionStore.open(db), docs=await SqliteDocumentStore.open(db),
             cache=await SqliteCacheStore.open(db),
@@ -187,12 +186,12 @@ async def embedded(directory: Path) -> AsyncIterator[QueryStores]:
 
 
 @contextlib.asynccontextmanager
-async def elastic(url: str, directory: Path) -> AsyncIterator[QueryStores]:
+async def elastic(url: str, directory: Path) -> AsyncIterator[Stores]:
     client = AsyncElasticsearch(url, request_timeout=120)
     layout = IndexLayout(f"bench{uuid.uuid4().hex[:8]}")
     try:
         async with await Database.open(directory) as db:
-            yield QueryStores(
+            yield Stores(
                 search=await ElasticSearchStore.open(client, layout, ModelFingerprint("hash", DIM)),
                 graph=await SqliteGraphStore.open(db),
                 mentions=await ElasticMentionStore.open(client, layout),

@@ -11,7 +11,7 @@ import pytest
 
 from ragstream.common.config import StorageConfig
 from ragstream.common.models import GraphEdge
-from ragstream.common.storage.factory import GRAPH_BACKENDS
+from ragstream.common.registry import GRAPH_BACKENDS
 from ragstream.common.storage.protocols import GraphStore
 from ragstream.common.storage.sqlite import Database
 from ragstream.common.storage.sqlite.graph import SqliteGraphStore

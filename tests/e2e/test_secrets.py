@@ -22,9 +22,11 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from ragstream.cli.runtime import build_server, open_backends, run_stages
 from ragstream.common.config import load_settings
+from ragstream.common.registry import open_backends
+from ragstream.indexer.main import run_stages
 from ragstream.indexer.stages.extract.parser import COMPLETION_MARKER
+from ragstream.query.main import build_server
 from ragstream.testing.openai_server import OpenAITestServer, echo_responder
 from ragstream.v1 import common_pb2, ingest_pb2, ingest_pb2_grpc, query_pb2, query_pb2_grpc
 from tests.support.server import ServeProcess

@@ -9,8 +9,9 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from ragstream.cli.runtime import build_server, open_backends
 from ragstream.common.config import load_settings
+from ragstream.common.registry import open_backends
+from ragstream.query.main import build_server
 from ragstream.query.transport.auth import token_digest
 from ragstream.query.transport.server import GrpcServer
 from ragstream.v1 import query_pb2, query_pb2_grpc

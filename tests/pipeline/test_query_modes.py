@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from ragstream.cli.wiring import build_engine
 from ragstream.common.config import QueryDefaults
 from ragstream.common.events import DocumentChange
 from ragstream.common.models import SearchFilter
 from ragstream.common.timing import StageTimer
 from ragstream.query.engine import QueryEngine
+from ragstream.query.main import build_engine
 from ragstream.query.transport.convert import query_options
 from ragstream.query.types import Mode, QueryInput, Retrieval
 from ragstream.v1 import query_pb2
@@ -44,7 +44,7 @@ async def index(pipeline: Pipeline, docs: dict[str, str]) -> QueryEngine:
         [DocumentChange(WS, d, 1, False, text, d, {}, 1.0) for d, text in docs.items()]
     )
     await pipeline.idle()
-    return build_engine(pipeline.settings, pipeline.backends.stores, pipeline.backends.providers)
+    return build_engine(pipeline.settings, pipeline.backends)
 
 
 @pytest.mark.parametrize("mode", [Mode.LOCAL, Mode.GLOBAL, Mode.HYBRID, Mode.MIX, Mode.NAIVE])

@@ -10,14 +10,15 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ragstream.cli.runtime import Backends, open_backends, run_stages
-from ragstream.cli.wiring import MERGE_GROUP_SUFFIX
+from ragstream.common.bus.progress import indexing_progress
 from ragstream.common.bus.protocols import OutgoingRecord
 from ragstream.common.bus.sqlite_log import SqliteEventLog
 from ragstream.common.config import Settings, load_settings
 from ragstream.common.events import DocumentChange, encode
 from ragstream.common.models import Collection, split_relation_key
+from ragstream.common.registry import Backends, open_backends
 from ragstream.common.storage.sqlite.db import Database
+from ragstream.indexer.main import run_stages
 
 
 def embedded_settings(data_dir: Path, **overrides: Any) -> Settings:
@@ -45,16 +46,9 @@ class Pipeline:
 
     async def idle(self, timeout_s: float = 120) -> None:
         """Returns once both stages have committed everything published so far."""
-        topics = self.backends.topics
-        group = self.settings.bus.group_id
+        backends, group = self.backends, self.settings.bus.group_id
         async with asyncio.timeout(timeout_s):
-            while True:
-                pending = sum((await self.log.lag(group, [topics.documents])).values())
-                pending += sum(
-                    (await self.log.lag(group + MERGE_GROUP_SUFFIX, [topics.graph_merge])).values()
-                )
-                if pending == 0:
-                    return
+            while not (await indexing_progress(backends.bus, backends.topics, group)).current:  # noqa: ASYNC110
                 await asyncio.sleep(0.05)
 
     async def dump(self, workspace: str) -> dict[str, Any]:

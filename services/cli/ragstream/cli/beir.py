@@ -25,8 +25,8 @@ from ragstream.common.events import DocumentChange
 from ragstream.common.metrics import ndcg_at_k, recall_at_k
 from ragstream.common.models import Collection, DocState, DocumentRecord, SearchFilter
 from ragstream.common.providers.embedding import Embedder, build_embedder
-from ragstream.common.storage.factory import EmbeddedDatabase, Stores, open_stores
-from ragstream.common.storage.protocols import SearchStore
+from ragstream.common.registry import Opening, open_stores
+from ragstream.common.storage.protocols import SearchStore, Stores
 from ragstream.common.text.analyzer import analyze
 from ragstream.indexer.stages.chunk import chunk_document
 from ragstream.indexer.stages.write import write_chunks
@@ -126,9 +126,7 @@ async def run_beir(
         settings = settings.model_copy(update={"data_dir": directory})
     async with contextlib.AsyncExitStack() as stack:
         stack.push_async_callback(embedder.close)
-        stores = await open_stores(settings, EmbeddedDatabase(settings, stack))
-        for store in (stores.search, stores.docs, stores.mentions, stores.cache, stores.graph):
-            _close_later(stack, store)
+        stores = await open_stores(Opening(settings, stack, embedder))
         await ensure_index(stores, embedder, data.corpus_path, settings)
         rankings = await rank(stores.search, embedder, data, Retriever(retriever))
     report = {
@@ -164,12 +162,6 @@ async def ensure_index(
     done = DocumentRecord(WORKSPACE, MARKER, 1, DocState.PROCESSED, content_hash=embedder.name)
     await stores.docs.put(done)
     out.print(f"indexed in {time.monotonic() - started:.0f} s")
-
-
-def _close_later(stack: contextlib.AsyncExitStack, store: object) -> None:
-    close = getattr(store, "close", None)
-    if close is not None:
-        stack.push_async_callback(close)
 
 
 def _mean(values: Iterator[float]) -> float:

@@ -7,9 +7,11 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Iterable
 
-from ragstream.cli.runtime import Backends, indexing_progress, open_backends, run_stages
+from ragstream.common.bus.progress import indexing_progress
 from ragstream.common.config import Settings
 from ragstream.common.events import DocumentChange, encode
+from ragstream.common.registry import Backends, open_backends
+from ragstream.indexer.main import run_stages
 
 PUBLISH_BATCH = 256
 
@@ -42,5 +44,6 @@ async def publish(backends: Backends, changes: Iterable[DocumentChange]) -> int:
 async def wait_current(settings: Settings, backends: Backends, poll_s: float = 0.2) -> None:
     """Returns once both stages have committed everything published so far."""
     # Polls: the progress is committed offsets in the bus, which signals no event.
-    while await indexing_progress(settings, backends) != (0, 0):  # noqa: ASYNC110
+    group = settings.bus.group_id
+    while not (await indexing_progress(backends.bus, backends.topics, group)).current:  # noqa: ASYNC110
         await asyncio.sleep(poll_s)

@@ -50,7 +50,7 @@ def serve(
     config: ConfigOpt = None,
 ) -> None:
     """Run the gRPC server, and the indexer on the embedded event log."""
-    from ragstream.cli.runtime import serve as run
+    from ragstream.cli.serve import serve as run
 
     settings = _settings(config, data_dir=data_dir)
     address = listen or settings.server.listen
@@ -101,8 +101,8 @@ def indexer(
     config: ConfigOpt = None,
 ) -> None:
     """Run the indexer alone: one member of the consumer group on the configured bus."""
-    from ragstream.cli.runtime import run_indexer
     from ragstream.common.bus.kafka_admin import KafkaUnavailableError
+    from ragstream.indexer.main import run_indexer
 
     settings = _settings(config)
     try:

@@ -18,11 +18,11 @@ from rich.console import Console
 
 from ragstream.cli.beir import load
 from ragstream.cli.local_index import publish, running_indexer, wait_current
-from ragstream.cli.wiring import build_engine
 from ragstream.common.config import Settings
 from ragstream.common.events import DocumentChange
 from ragstream.common.metrics import recall_at_k
 from ragstream.common.timing import StageTimer
+from ragstream.query.main import build_engine
 from ragstream.query.transport.convert import query_options
 from ragstream.query.types import Mode, QueryInput
 from ragstream.v1 import query_pb2
@@ -52,7 +52,7 @@ async def run_multihop(settings: Settings, data_dir: Path, mode: str, as_json: b
             await wait_current(settings, backends)
             marker.write_text(backends.providers.embeddings.name)
             out.print(f"indexed in {time.monotonic() - started:.0f} s")
-        engine = build_engine(settings, backends.stores, backends.providers)
+        engine = build_engine(settings, backends)
         options = replace(
             query_options(query_pb2.QueryParams(chunk_top_k=10), settings.query), mode=Mode(mode)
         )

@@ -11,20 +11,22 @@ from collections.abc import AsyncIterator
 
 from ragstream.common.providers.embedding import Embedder
 from ragstream.common.providers.llm import ChatMessage, ChatModel
+from ragstream.common.storage.protocols import Stores
 from ragstream.common.telemetry import annotate
 from ragstream.common.text.tokens import count_tokens
 from ragstream.common.timing import StageTimer
 from ragstream.query.stages.answer import build_messages, extractive_answer, render_prompt
 from ragstream.query.stages.budget import entity_line, fit, fit_chunks, relation_line
-from ragstream.query.stages.context import ContextBuilder, QueryStores, Reranking
+from ragstream.query.stages.context import ContextBuilder
 from ragstream.query.stages.keywords import NO_KEYWORDS_NOTE
+from ragstream.query.stages.rerank import Reranking
 from ragstream.query.types import Mode, QueryInput, Retrieval
 
 
 class QueryEngine:
     def __init__(
         self,
-        stores: QueryStores,
+        stores: Stores,
         embedder: Embedder,
         chat: ChatModel | None,
         candidates: int = 50,

@@ -21,9 +21,9 @@ from aiokafka import AIOKafkaProducer
 
 from ragstream.common.bus.kafka_admin import TopicSpec, ensure_topics
 from ragstream.common.bus.kafka_consumer import KafkaConsumer
-from ragstream.common.bus.protocols import OutgoingRecord
+from ragstream.common.bus.protocols import Bus, OutgoingRecord
 from ragstream.common.bus.topics import Topics
-from ragstream.common.config import BusConfig
+from ragstream.common.config import BusConfig, Settings
 
 HEADROOM_BYTES = 1 << 20
 """Room above the largest accepted document for the event's other fields and headers."""
@@ -117,3 +117,15 @@ class KafkaBus:
         for consumer in self._consumers:
             await consumer.close()
         await self.publisher.close()
+
+
+async def open_kafka_bus(settings: Settings) -> Bus:
+    """The Kafka bus: topics created if missing; raises KafkaUnavailableError."""
+    from ragstream.common.bus.kafka_progress import group_lag
+
+    bus = await KafkaBus.open(settings.bus, settings.indexer.max_document_bytes)
+
+    async def pending(group_id: str, topics: Sequence[str]) -> int:
+        return await group_lag(settings.bus.kafka_bootstrap, group_id, topics)
+
+    return Bus(publisher=bus.publisher, consumer=bus.consumer, pending=pending, close=bus.close)

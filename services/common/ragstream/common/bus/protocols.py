@@ -7,7 +7,7 @@ idempotent indexing stages make that harmless.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -57,3 +57,20 @@ class Consumer(Protocol):
         ...
 
     async def close(self) -> None: ...
+
+
+async def _nothing_to_close() -> None:
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Bus:
+    """An opened event bus: its publisher, a consumer factory and the backlog of a group."""
+
+    publisher: Publisher
+    consumer: Callable[[str, Sequence[str]], Consumer]
+    """Makes a consumer for (group id, topics)."""
+    pending: Callable[[str, Sequence[str]], Awaitable[int]]
+    """Records of (topics) a consumer group (group id) has not committed yet."""
+    close: Callable[[], Awaitable[None]] = _nothing_to_close
+    """Releases the bus's connections (after the consumers it made are closed)."""

@@ -19,7 +19,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Sequence
 
-from ragstream.common.bus.protocols import BusRecord, OutgoingRecord
+from ragstream.common.bus.protocols import Bus, BusRecord, OutgoingRecord
 from ragstream.common.storage.sqlite.db import Database, Migration
 
 PARTITION = 0
@@ -304,3 +304,13 @@ class SqliteConsumer:
         self._closed = True
         self._release()
         await self._signal.notify()  # ends a poll waiting in this process
+
+
+async def open_sqlite_bus(db: Database) -> Bus:
+    """The embedded bus of one data directory."""
+    log = await SqliteEventLog.open(db)
+
+    async def pending(group_id: str, topics: Sequence[str]) -> int:
+        return sum((await log.lag(group_id, topics)).values())
+
+    return Bus(publisher=log, consumer=log.consumer, pending=pending)

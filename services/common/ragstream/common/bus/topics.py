@@ -23,3 +23,11 @@ class Topics:
     def documents_dlt(self) -> str:
         """Dead letters: document events that cannot be indexed, with the reason in headers."""
         return f"{self.prefix}.documents.dlt"
+
+
+MERGE_GROUP_SUFFIX = ".graph-merge"
+
+
+def merge_group(group_id: str) -> str:
+    """Stage 2's consumer group: its own, so it scales and commits apart from stage 1."""
+    return group_id + MERGE_GROUP_SUFFIX

@@ -8,6 +8,7 @@ call can see another workspace's records.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from ragstream.common.models import (
@@ -181,3 +182,31 @@ class CacheStore(Protocol):
     async def close(self) -> None:
         """Releases the backend's connections (a no-op for the embedded store)."""
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class DataStores:
+    """The roles that live in `storage.search`'s backend: every one but the graph."""
+
+    search: SearchStore
+    docs: DocumentStore
+    mentions: MentionStore
+    cache: CacheStore
+
+
+@dataclass(frozen=True, slots=True)
+class Stores:
+    """Every storage role of a process, opened once by `ragstream.common.registry`."""
+
+    search: SearchStore
+    docs: DocumentStore
+    mentions: MentionStore
+    cache: CacheStore
+    graph: GraphStore
+
+    @classmethod
+    def of(cls, data: DataStores, graph: GraphStore) -> Stores:
+        return cls(data.search, data.docs, data.mentions, data.cache, graph)
+
+    def all(self) -> tuple[Closeable, ...]:
+        return (self.search, self.docs, self.mentions, self.cache, self.graph)

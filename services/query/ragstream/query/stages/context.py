@@ -6,22 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Protocol, TypeVar
 
-from ragstream.common.config import RerankConfig
 from ragstream.common.instruments import record_rerank_degraded
 from ragstream.common.models import Collection, Hit, SearchFilter, SearchRecord, Vector
 from ragstream.common.providers.embedding import Embedder
 from ragstream.common.providers.llm import ChatModel
-from ragstream.common.providers.rerank import Reranker
-from ragstream.common.storage.protocols import (
-    CacheStore,
-    DocumentStore,
-    GraphStore,
-    MentionStore,
-    SearchStore,
-)
+from ragstream.common.storage.protocols import Stores
 from ragstream.common.telemetry import annotate
 from ragstream.common.text.analyzer import analyze
 from ragstream.common.text.tokens import count_tokens
@@ -29,7 +21,7 @@ from ragstream.common.timing import StageTimer
 from ragstream.query.stages import keywords as kw
 from ragstream.query.stages.graph import GraphQuery, GraphStores, global_graph, local_graph
 from ragstream.query.stages.pick import pick_chunks, round_robin
-from ragstream.query.stages.rerank import SKIPPED_NOTE, RerankGauge, rerank_chunks
+from ragstream.query.stages.rerank import SKIPPED_NOTE, Reranking, rerank_chunks
 from ragstream.query.stages.retrieve import SearchSpec, hybrid_search
 from ragstream.query.transport.interceptors import seconds_left
 from ragstream.query.types import (
@@ -49,26 +41,6 @@ GLOBAL_MODES = (Mode.GLOBAL, Mode.HYBRID, Mode.MIX)
 CHUNK_MODES = (Mode.NAIVE, Mode.MIX)
 
 
-@dataclass(frozen=True, slots=True)
-class Reranking:
-    """The reranker with its settings and this process's in-flight gauge."""
-
-    reranker: Reranker
-    cfg: RerankConfig
-    gauge: RerankGauge
-    pool: int = 50
-    """Chunks offered to the reranker (it keeps chunk_top_k of them)."""
-
-
-@dataclass(frozen=True, slots=True)
-class QueryStores:
-    search: SearchStore
-    graph: GraphStore
-    mentions: MentionStore
-    docs: DocumentStore
-    cache: CacheStore
-
-
 class Keyed(Protocol):
     @property
     def key(self) -> str: ...
@@ -80,7 +52,7 @@ K = TypeVar("K", bound=Keyed)
 class ContextBuilder:
     def __init__(
         self,
-        stores: QueryStores,
+        stores: Stores,
         embedder: Embedder,
         chat: ChatModel | None,
         candidates: int,

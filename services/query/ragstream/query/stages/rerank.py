@@ -56,6 +56,17 @@ class RerankGauge:
 
 
 @dataclass(frozen=True, slots=True)
+class Reranking:
+    """The reranker with its settings and this process's in-flight gauge."""
+
+    reranker: Reranker
+    cfg: RerankConfig
+    gauge: RerankGauge
+    pool: int = 50
+    """Chunks offered to the reranker (it keeps chunk_top_k of them)."""
+
+
+@dataclass(frozen=True, slots=True)
 class RerankOutcome:
     chunks: list[ContextChunk]
     """Best first: reranked chunks carry their rerank score in `score`; chunks left out of a

@@ -13,6 +13,7 @@ from typing import Any
 
 import grpc
 
+from ragstream.common.bus.progress import Progress
 from ragstream.common.bus.protocols import Publisher
 from ragstream.common.bus.spans import producer_span
 from ragstream.common.events import DocumentChange, encode
@@ -50,7 +51,7 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
         topic: str,
         docs: DocumentStore,
         workspace: str,
-        progress: Callable[[], Awaitable[tuple[int, int]]],
+        progress: Callable[[], Awaitable[Progress]],
     ) -> None:
         self._progress = progress
         self._publisher = publisher
@@ -97,9 +98,9 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
     async def GetIndexingProgress(
         self, request: ingest_pb2.GetIndexingProgressRequest, context: Context
     ) -> ingest_pb2.GetIndexingProgressResponse:
-        documents, merges = await self._progress()
+        progress = await self._progress()
         return ingest_pb2.GetIndexingProgressResponse(
-            pending_document_events=documents, pending_graph_merges=merges
+            pending_document_events=progress.documents, pending_graph_merges=progress.merges
         )
 
     async def _publish(self, changes: list[DocumentChange]) -> ingest_pb2.PublishDocumentsResponse:

@@ -1,6 +1,6 @@
 """The shape shared by the stores that live in one plain index behind an alias
 (documents, mentions, LLM cache): opening creates the templates and the index if missing,
-and closing closes the client only when the store owns it."""
+and the client is shared: the backend that opened it closes it."""
 
 from __future__ import annotations
 
@@ -28,12 +28,10 @@ class AliasedStore:
         alias: str,
         *,
         refresh: RefreshPolicy | None = None,
-        owns_client: bool = False,
     ) -> None:
         self._client = client
         self._alias = alias
         self._refresh: RefreshPolicy = refresh or self.DEFAULT_REFRESH
-        self._owns_client = owns_client
 
     @classmethod
     async def open(
@@ -42,15 +40,13 @@ class AliasedStore:
         layout: IndexLayout,
         *,
         refresh: RefreshPolicy | None = None,
-        owns_client: bool = False,
     ) -> Self:
         await ensure_templates(client, layout)
         alias = await ensure_plain_index(client, layout, cls.ROLE)
-        return cls(client, alias, refresh=refresh, owns_client=owns_client)
+        return cls(client, alias, refresh=refresh)
 
     async def close(self) -> None:
-        if self._owns_client:
-            await self._client.close()
+        """Nothing to release: the client is shared and closed by whoever opened it."""
 
     async def refresh(self) -> None:
         await self._client.indices.refresh(index=self._alias)

@@ -1,71 +1,43 @@
-"""Opening the Elasticsearch stores from the settings (used by storage/factory.py).
+"""Opens the Elasticsearch stores (used by ragstream.common.registry).
 
-Each store owns its client and closes it in `close()`. The search store is bound to the
-configured embedding model: its fingerprint (name and vector size) is read from the
-embedder the settings build, without loading the model (MiniLM loads on first use; an
-OpenAI-compatible model of unconfigured size is asked once for one vector).
+One client per process serves the four stores; it is closed with the process's exit stack.
+The search store is bound to the embedding model the process uses: its fingerprint (name
+and vector size) comes from the embedder it is given (an OpenAI-compatible model of
+unconfigured size is asked once for one vector). Backends build no providers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import TypeVar
+import contextlib
 
-from elasticsearch import AsyncElasticsearch
-
-from ragstream.common.config import EmbeddingConfig, Settings
-from ragstream.common.providers.embedding import build_embedder
+from ragstream.common.config import ElasticsearchConfig
+from ragstream.common.providers.embedding import Embedder
 from ragstream.common.storage.elastic.client import connect
 from ragstream.common.storage.elastic.documents import ElasticDocumentStore
 from ragstream.common.storage.elastic.layout import IndexLayout
 from ragstream.common.storage.elastic.mentions import ElasticCacheStore, ElasticMentionStore
 from ragstream.common.storage.elastic.model import ModelFingerprint
 from ragstream.common.storage.elastic.search import ElasticSearchStore
-
-T = TypeVar("T")
-
-
-async def embedding_model(cfg: EmbeddingConfig) -> ModelFingerprint:
-    embedder = build_embedder(cfg)
-    try:
-        if embedder.dimensions == 0:
-            await embedder.embed(["vector size probe"])
-        return ModelFingerprint.of(embedder)
-    finally:
-        await embedder.close()
+from ragstream.common.storage.protocols import DataStores
 
 
-async def _with_client(
-    settings: Settings, open_: Callable[[AsyncElasticsearch, IndexLayout], Awaitable[T]]
-) -> T:
-    client = await connect(settings.elasticsearch)
-    try:
-        return await open_(client, IndexLayout(settings.elasticsearch.index_prefix))
-    except BaseException:
-        await client.close()
-        raise
+async def embedding_model(embedder: Embedder) -> ModelFingerprint:
+    """The embedder's identity; asks it for one vector when its size is not configured."""
+    if embedder.dimensions == 0:
+        await embedder.embed(["vector size probe"])
+    return ModelFingerprint.of(embedder)
 
 
-async def open_search_store(settings: Settings) -> ElasticSearchStore:
-    model = await embedding_model(settings.embedding)
-    return await _with_client(
-        settings, lambda c, layout: ElasticSearchStore.open(c, layout, model, owns_client=True)
-    )
-
-
-async def open_document_store(settings: Settings) -> ElasticDocumentStore:
-    return await _with_client(
-        settings, lambda c, layout: ElasticDocumentStore.open(c, layout, owns_client=True)
-    )
-
-
-async def open_mention_store(settings: Settings) -> ElasticMentionStore:
-    return await _with_client(
-        settings, lambda c, layout: ElasticMentionStore.open(c, layout, owns_client=True)
-    )
-
-
-async def open_cache_store(settings: Settings) -> ElasticCacheStore:
-    return await _with_client(
-        settings, lambda c, layout: ElasticCacheStore.open(c, layout, owns_client=True)
+async def open_elastic_stores(
+    cfg: ElasticsearchConfig, embedder: Embedder, stack: contextlib.AsyncExitStack
+) -> DataStores:
+    model = await embedding_model(embedder)
+    client = await connect(cfg)
+    stack.push_async_callback(client.close)
+    layout = IndexLayout(cfg.index_prefix)
+    return DataStores(
+        search=await ElasticSearchStore.open(client, layout, model),
+        docs=await ElasticDocumentStore.open(client, layout),
+        mentions=await ElasticMentionStore.open(client, layout),
+        cache=await ElasticCacheStore.open(client, layout),
     )

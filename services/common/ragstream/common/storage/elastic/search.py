@@ -45,13 +45,11 @@ class ElasticSearchStore:
         model: ModelFingerprint,
         *,
         refresh: RefreshPolicy = "false",
-        owns_client: bool = False,
     ) -> None:
         self._client = client
         self._indices = dict(indices)
         self.model = model
         self._refresh: RefreshPolicy = refresh
-        self._owns_client = owns_client
 
     @classmethod
     async def open(
@@ -61,17 +59,15 @@ class ElasticSearchStore:
         model: ModelFingerprint,
         *,
         refresh: RefreshPolicy = "false",
-        owns_client: bool = False,
     ) -> ElasticSearchStore:
         """Creates the templates and indices if missing; raises ModelMismatchError when the
         indices hold another embedding model."""
         await ensure_templates(client, layout)
         indices = await ensure_vector_indices(client, layout, model)
-        return cls(client, indices, model, refresh=refresh, owns_client=owns_client)
+        return cls(client, indices, model, refresh=refresh)
 
     async def close(self) -> None:
-        if self._owns_client:
-            await self._client.close()
+        """Nothing to release: the client is shared and closed by whoever opened it."""
 
     async def refresh(self) -> None:
         """Makes every write so far visible to searches and counts."""

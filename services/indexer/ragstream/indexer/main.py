@@ -1,7 +1,8 @@
-"""Builds the indexing stages and the query engine from opened backends.
+"""The indexer, put together: stage 1 (documents) and stage 2 (graph merges), each a keyed
+consumer in its own consumer group (docs/architecture.md, "Indexing").
 
-The one place where the pieces meet: the extractor and summarizer chosen by whether an
-LLM is configured, the two keyed consumers of the indexer, the query engine.
+`build_stages` wires both from the process's `Backends`; `run_stages` runs them until a
+stop event; `run_indexer` is `ragstream indexer`: the stages plus a health-only port.
 """
 
 from __future__ import annotations
@@ -9,16 +10,20 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from typing import Any
 
-from ragstream.common.bus.factory import Bus
-from ragstream.common.bus.topics import Topics
+from ragstream.common.bus.progress import indexing_progress
+from ragstream.common.bus.topics import merge_group
 from ragstream.common.config import Settings
 from ragstream.common.events import DocumentChange, MergeKey, decode_merge
+from ragstream.common.health import HealthServer
 from ragstream.common.models import Chunk, Mention
 from ragstream.common.providers.llm import ChatModel
-from ragstream.common.providers.rerank import Reranker
-from ragstream.common.providers.scheduler import EmbeddingScheduler, Priority
+from ragstream.common.providers.scheduler import Priority
+from ragstream.common.registry import Backends, open_backends
+from ragstream.common.signals import stop_on_signals
+from ragstream.common.storage.protocols import CacheStore
+from ragstream.common.telemetry import telemetry_session
 from ragstream.indexer.consumer import KeyedConsumer, document_consumer
 from ragstream.indexer.documents import DocumentIndexer
 from ragstream.indexer.stages.extract.llm_extractor import LLMExtractor
@@ -28,21 +33,10 @@ from ragstream.indexer.stages.extract.nlp_extractor import NLPExtractor
 from ragstream.indexer.stages.extract.records import Extractor
 from ragstream.indexer.stages.ledger import ExtractMentions, Ledger
 from ragstream.indexer.stages.merge import GraphMerger, Summarizer, TruncatingSummarizer
-from ragstream.query.engine import QueryEngine
-from ragstream.query.stages.context import QueryStores, Reranking
-from ragstream.query.stages.rerank import RerankGauge
 
 log = logging.getLogger(__name__)
-MERGE_GROUP_SUFFIX = ".graph-merge"
 SETTLE_POLL_S = 0.2
-
-
-@dataclass(frozen=True, slots=True)
-class Providers:
-    embeddings: EmbeddingScheduler
-    """Shared by every stage; each gets a view with its own priority."""
-    chat: ChatModel | None
-    reranker: Reranker | None = None
+Stages = tuple[KeyedConsumer[DocumentChange], KeyedConsumer[MergeKey]]
 
 
 class LLMSummarizer:
@@ -58,12 +52,12 @@ class LLMSummarizer:
 
 
 def build_extractor(
-    settings: Settings, stores: QueryStores, chat: ChatModel | None
+    settings: Settings, cache: CacheStore, chat: ChatModel | None
 ) -> tuple[Extractor, Summarizer]:
     """The LLM extractor when an LLM is configured, else the offline NLP extractor."""
     if chat is None:
         return NLPExtractor(), TruncatingSummarizer()
-    llm = LLMExtractor(chat, stores.cache, settings.llm.model, settings.extraction, settings.llm)
+    llm = LLMExtractor(chat, cache, settings.llm.model, settings.extraction, settings.llm)
     return llm, LLMSummarizer(llm)
 
 
@@ -75,24 +69,12 @@ def mention_extractor(extractor: Extractor) -> ExtractMentions:
     return extract
 
 
-def build_engine(settings: Settings, stores: QueryStores, providers: Providers) -> QueryEngine:
-    reranking = None
-    if providers.reranker is not None:
-        reranking = Reranking(providers.reranker, settings.rerank, RerankGauge())
-    return QueryEngine(
-        stores,
-        providers.embeddings.view(Priority.QUERY),
-        providers.chat,
-        candidates=settings.query.candidates,
-        rrf_k=settings.query.rrf_k,
-        reranking=reranking,
-    )
-
-
 def documents_drained(
-    bus: Bus, group_id: str, topic: str, limit_s: float
+    settings: Settings, backends: Backends
 ) -> Callable[[asyncio.Event], Awaitable[None]]:
-    """Waits (at most limit_s) until the document stage has committed everything queued."""
+    """Waits (at most indexer.merge_settle_s) until stage 1 has committed everything queued,
+    so that a burst of documents touching one key merges it once."""
+    limit_s = settings.indexer.merge_settle_s
 
     async def settle(stop: asyncio.Event) -> None:
         loop = asyncio.get_running_loop()
@@ -100,21 +82,28 @@ def documents_drained(
         # Polls: committed offsets live in the bus, which signals nothing when they move.
         while not stop.is_set() and loop.time() < deadline:
             try:
-                if await bus.pending(group_id, [topic]) == 0:
-                    return
+                progress = await indexing_progress(
+                    backends.bus, backends.topics, settings.bus.group_id
+                )
             except Exception as exc:  # noqa: BLE001 - only an optimization: merge now instead
                 log.debug("document backlog unknown (%s); merging without waiting", exc)
+                return
+            if progress.documents == 0:
                 return
             await asyncio.sleep(SETTLE_POLL_S)
 
     return settle
 
 
-def build_stage_consumers(
-    settings: Settings, stores: QueryStores, bus: Bus, providers: Providers, topics: Topics
-) -> tuple[KeyedConsumer[DocumentChange], KeyedConsumer[MergeKey]]:
+def build_stages(settings: Settings, backends: Backends) -> Stages:
     """Stage 1 (documents) and stage 2 (graph merges), each its own consumer group."""
-    extractor, summarizer = build_extractor(settings, stores, providers.chat)
+    stores, bus, topics, providers = (
+        backends.stores,
+        backends.bus,
+        backends.topics,
+        backends.providers,
+    )
+    extractor, summarizer = build_extractor(settings, stores.cache, providers.chat)
     ledger = Ledger(
         stores.mentions,
         mention_extractor(extractor),
@@ -144,7 +133,7 @@ def build_stage_consumers(
         summarizer,
     )
     merges = KeyedConsumer(
-        bus.consumer(settings.bus.group_id + MERGE_GROUP_SUFFIX, [topics.graph_merge]),
+        bus.consumer(merge_group(settings.bus.group_id), [topics.graph_merge]),
         bus.publisher,
         topics.documents_dlt,
         decode_merge,
@@ -156,8 +145,47 @@ def build_stage_consumers(
             }
         ),
         latest_only=True,
-        settle=documents_drained(
-            bus, settings.bus.group_id, topics.documents, settings.indexer.merge_settle_s
-        ),
+        settle=documents_drained(settings, backends),
     )
     return documents, merges
+
+
+async def run_stages(settings: Settings, backends: Backends, stop: asyncio.Event) -> None:
+    """Both indexing stages until `stop`; each finishes its batch, commits and closes."""
+    stages = build_stages(settings, backends)
+    try:
+        async with asyncio.TaskGroup() as group:
+            for stage in stages:
+                abandon_on_rebalance(stage)
+                group.create_task(stage.run(stop))
+    finally:
+        for stage in stages:
+            await stage.close()
+
+
+def abandon_on_rebalance(keyed: KeyedConsumer[Any]) -> None:
+    """A Kafka group member abandons its batch when a rebalance cannot wait for it (the
+    embedded log has one member and no rebalances)."""
+    on_abandon = getattr(keyed.consumer, "on_abandon", None)
+    if on_abandon is not None:
+        on_abandon(keyed.abandon_in_flight)
+
+
+async def run_indexer(settings: Settings, health_listen: str) -> None:
+    """The indexer alone (`ragstream indexer`), one member of the consumer group.
+
+    SIGINT or SIGTERM stops fetching; the batch in flight is finished and committed (a
+    record still failing stays uncommitted for the next owner), then the process leaves the
+    group and exits. grpc.health.v1 answers on `health_listen` meanwhile.
+    """
+    stop = stop_on_signals()
+    telemetry = telemetry_session("ragstream-indexer", settings.bus.backend)
+    async with telemetry, open_backends(settings) as backends:
+        health = HealthServer(health_listen)
+        await health.start()
+        print(f"ragstream indexer health on {health_listen} (port {health.port})", flush=True)
+        try:
+            await run_stages(settings, backends, stop)
+            log.info("indexer stopped; leaving the consumer group")
+        finally:
+            await health.stop(grace_s=1.0)

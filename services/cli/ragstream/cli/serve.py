@@ -1,0 +1,23 @@
+"""`ragstream serve`: the query service and, unless told otherwise, the indexer, in one
+process on one set of backends (each service's main does its own wiring)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from ragstream.common.config import Settings
+from ragstream.common.registry import open_backends
+from ragstream.common.signals import stop_on_signals
+from ragstream.common.telemetry import telemetry_session
+from ragstream.indexer.main import run_stages
+from ragstream.query.main import run_query_service
+
+
+async def serve(settings: Settings, listen: str, with_indexer: bool = True) -> None:
+    """Runs until SIGINT or SIGTERM, then drains the calls and commits the stages' work."""
+    stop = stop_on_signals()
+    telemetry = telemetry_session("ragstream", settings.bus.backend)
+    async with telemetry, open_backends(settings) as backends, asyncio.TaskGroup() as group:
+        if with_indexer:
+            group.create_task(run_stages(settings, backends, stop))
+        await run_query_service(settings, backends, listen, stop)

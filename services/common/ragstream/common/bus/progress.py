@@ -1,0 +1,30 @@
+"""How far the indexer is behind: the document events and graph merges not yet committed.
+
+Both zero means the index is current. `GetIndexingProgress`, `ingest --wait`, the
+evaluations and the merge stage's settle wait all read it through this one function.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ragstream.common.bus.protocols import Bus
+from ragstream.common.bus.topics import Topics, merge_group
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    documents: int
+    """Document events stage 1 has not committed."""
+    merges: int
+    """Graph merges stage 2 has not committed."""
+
+    @property
+    def current(self) -> bool:
+        return self.documents == 0 and self.merges == 0
+
+
+async def indexing_progress(bus: Bus, topics: Topics, group_id: str) -> Progress:
+    documents = await bus.pending(group_id, [topics.documents])
+    merges = await bus.pending(merge_group(group_id), [topics.graph_merge])
+    return Progress(documents, merges)
