@@ -26,7 +26,7 @@ SHARED_B = "Mira Okafor presented the Skua 3 drone in Bergen with Tomasz Brejcha
 
 
 def question(
-    text: str, mode: Mode, doc_ids: frozenset[str] = frozenset(), chunk_top_k: int = 0
+    text: str, mode: Mode, doc_ids: frozenset[str] | None = None, chunk_top_k: int = 0
 ) -> QueryInput:
     params = query_pb2.QueryParams(chunk_top_k=chunk_top_k)
     options = replace(query_options(params, QueryDefaults()), mode=mode)
@@ -101,7 +101,7 @@ async def test_demo_questions_find_what_a_person_expects(tmp_path: Path) -> None
 async def test_entities_named_by_the_keywords_come_first_within_the_filter(
     tmp_path: Path,
 ) -> None:
-    def named(doc_ids: frozenset[str] = frozenset()) -> QueryInput:
+    def named(doc_ids: frozenset[str] | None = None) -> QueryInput:
         q = question("Who works on sensors and drones?", Mode.LOCAL, doc_ids)
         keywords = ("Tomasz Brejcha", "tern s3", "Nobody Known")
         return replace(q, options=replace(q.options, ll_keywords=keywords))

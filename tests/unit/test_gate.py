@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -10,7 +11,8 @@ import grpc
 import pytest
 
 from ragstream.query.transport.admission import Admission
-from ragstream.query.transport.interceptors import QUERIES, Gate, seconds_left
+from ragstream.query.transport.convert import deadline_of
+from ragstream.query.transport.interceptors import QUERIES, Gate
 from ragstream.query.transport.validation import Limits
 from ragstream.v1 import query_pb2, query_pb2_grpc
 
@@ -27,7 +29,8 @@ class Recorder(query_pb2_grpc.QueryServiceServicer):
         self.calls += 1
         if request.query == "slow":
             await asyncio.sleep(0.5)
-        left = seconds_left()
+        deadline = deadline_of(context.time_remaining())
+        left = None if deadline is None else deadline - time.monotonic()
         return query_pb2.RetrieveResponse(notes=["none" if left is None else f"{left:.3f}"])
 
 

@@ -42,8 +42,9 @@ class DocState(enum.StrEnum):
 class SearchFilter:
     """Restricts a search to part of a workspace; applied inside the search, never after."""
 
-    doc_ids: frozenset[str] = frozenset()
-    """Only records of these documents (empty: no restriction)."""
+    doc_ids: frozenset[str] | None = None
+    """Only records of these documents. None: no restriction; an empty set allows nothing
+    (a caller's filter that matched no document must never widen into "everything")."""
     metadata: Mapping[str, str] = field(default_factory=dict)
     """Every key must be present in the document's metadata with exactly this value."""
     time_from: float | None = None
@@ -51,10 +52,20 @@ class SearchFilter:
     time_to: float | None = None
     """Document timestamp (epoch seconds) before this."""
 
+    @classmethod
+    def nothing(cls) -> SearchFilter:
+        """The filter that allows no record at all."""
+        return cls(doc_ids=frozenset())
+
     @property
-    def is_empty(self) -> bool:
+    def allows_nothing(self) -> bool:
+        return self.doc_ids is not None and not self.doc_ids
+
+    @property
+    def unrestricted(self) -> bool:
+        """True when the filter lets every record of the workspace through."""
         return (
-            not self.doc_ids
+            self.doc_ids is None
             and not self.metadata
             and self.time_from is None
             and self.time_to is None

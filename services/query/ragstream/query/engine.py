@@ -1,7 +1,15 @@
-"""The query pipeline, wired from its stages (DESIGN.md section 5).
+"""The query pipeline (docs/architecture.md, "Query"): one list of stages, run in order.
 
-Retrieval and answering are separate calls so that Retrieve, Query and StreamQuery share
-one retrieval path and differ only in what they do with its result.
+    filter -> keywords -> embed -> search_entities -> search_relations -> search_chunks
+           -> graph_chunks -> fuse -> rerank -> budget            (retrieve)
+           -> answer                                              (answer / stream_answer)
+
+Each stage (query/stages/) says whether it applies to the query (its mode and options),
+reads and writes one `QueryState`, and is timed and traced as a span of its own name. A stage
+may end the retrieval early (a filter that allows no document). Retrieval and answering are
+separate calls, so Retrieve, Query and StreamQuery share one retrieval path and differ only
+in what they do with its result. The engine knows no transport: the caller's deadline comes
+in `QueryInput.deadline`.
 """
 
 from __future__ import annotations
@@ -12,15 +20,24 @@ from collections.abc import AsyncIterator
 from ragstream.common.providers.embedding import Embedder
 from ragstream.common.providers.llm import ChatMessage, ChatModel
 from ragstream.common.storage.protocols import Stores
-from ragstream.common.telemetry import annotate
-from ragstream.common.text.tokens import count_tokens
+from ragstream.common.text.analyzer import analyze
 from ragstream.common.timing import StageTimer
-from ragstream.query.stages.answer import build_messages, extractive_answer, render_prompt
-from ragstream.query.stages.budget import entity_line, fit, fit_chunks, relation_line
-from ragstream.query.stages.context import ContextBuilder
-from ragstream.query.stages.keywords import NO_KEYWORDS_NOTE
-from ragstream.query.stages.rerank import Reranking
-from ragstream.query.types import Mode, QueryInput, Retrieval
+from ragstream.query.stages.answer import (
+    NO_CONTEXT_ANSWER,
+    build_messages,
+    extractive_answer,
+    render_prompt,
+)
+from ragstream.query.stages.budget import BudgetStage
+from ragstream.query.stages.embed import EmbedStage
+from ragstream.query.stages.filter import FilterStage
+from ragstream.query.stages.graph import EntitySearch, RelationSearch
+from ragstream.query.stages.keywords import KeywordStage
+from ragstream.query.stages.merge import MergeSources
+from ragstream.query.stages.pick import GraphChunks
+from ragstream.query.stages.rerank import Reranking, RerankStage
+from ragstream.query.stages.retrieve import ChunkSearch
+from ragstream.query.types import Mode, QueryInput, QueryState, Retrieval, Stage
 
 
 class QueryEngine:
@@ -33,11 +50,21 @@ class QueryEngine:
         rrf_k: int = 60,
         reranking: Reranking | None = None,
     ) -> None:
-        self._stores = stores
         self._embedder = embedder
         self._chat = chat
         self._reranker = reranking.reranker.name if reranking else "none (no reranker configured)"
-        self._context = ContextBuilder(stores, embedder, chat, candidates, rrf_k, reranking)
+        self.stages: tuple[Stage, ...] = (
+            FilterStage(stores.docs),
+            KeywordStage(chat, stores.cache, stores.search),
+            EmbedStage(embedder),
+            EntitySearch(stores, candidates, rrf_k),
+            RelationSearch(stores, candidates, rrf_k),
+            ChunkSearch(stores.search, candidates, rrf_k),
+            GraphChunks(stores.search),
+            MergeSources(stores.search, reranking),
+            RerankStage(reranking),
+            BudgetStage(),
+        )
 
     @property
     def providers(self) -> dict[str, str]:
@@ -48,47 +75,16 @@ class QueryEngine:
         }
 
     async def retrieve(self, q: QueryInput, timer: StageTimer) -> Retrieval:
-        result = Retrieval()
         if q.options.mode is Mode.BYPASS:
-            return result
-        allowed = None
-        if not q.search_filter.is_empty:
-            with timer.stage("filter"):
-                allowed = frozenset(await self._stores.docs.matching(q.workspace, q.search_filter))
-        result = await self._context.build(q, allowed, timer)
-        if (
-            not result.keywords.high
-            and not result.keywords.low
-            and q.options.mode is not Mode.NAIVE
-        ):
-            result.notes.append(NO_KEYWORDS_NOTE)
-        with timer.stage("budget") as span:
-            self._apply_budget(q, result)
-            annotate(
-                span,
-                entities=len(result.entities),
-                relations=len(result.relations),
-                chunks=len(result.chunks),
-                references=len(result.references),
-            )
-        return result
-
-    def _apply_budget(self, q: QueryInput, result: Retrieval) -> None:
-        o = q.options
-        result.entities = fit(
-            result.entities, lambda e: count_tokens(entity_line(e)), o.max_entity_tokens
-        )
-        result.relations = fit(
-            result.relations, lambda r: count_tokens(relation_line(r)), o.max_relation_tokens
-        )
-        chunks, result.chunks = result.chunks, []
-        overhead = count_tokens(render_prompt(build_messages(q.query, result, o)))
-        result.chunks = fit_chunks(chunks, max(0, o.max_total_tokens - overhead))
-        result.references = [
-            r
-            for r in result.references
-            if any(c.reference_id == r.reference_id for c in result.chunks)
-        ]
+            return Retrieval()
+        state = QueryState(q, Retrieval(query_terms=tuple(analyze(q.query))))
+        for stage in self.stages:
+            if state.done:
+                break
+            if stage.applies(state):
+                with timer.stage(stage.name) as span:
+                    await stage.run(state, span)
+        return state.result
 
     def messages(self, q: QueryInput, retrieval: Retrieval) -> list[ChatMessage]:
         if q.options.mode is Mode.BYPASS:
@@ -105,8 +101,16 @@ class QueryEngine:
     async def stream_answer(
         self, q: QueryInput, retrieval: Retrieval, timer: StageTimer
     ) -> AsyncIterator[str]:
-        """The answer in pieces as the LLM produces them (one piece when extractive)."""
-        with timer.stage("answer", answerer="llm" if self._chat else "extractive"):
+        """The answer in pieces as the LLM produces them (one piece when extractive).
+
+        When the caller's filter allows no document, the answer says that nothing was found,
+        without asking the LLM (which could only answer from outside the documents).
+        """
+        answerer = "llm" if self._chat else "extractive"
+        with timer.stage("answer", answerer=answerer):
+            if retrieval.nothing_allowed:
+                yield NO_CONTEXT_ANSWER
+                return
             if self._chat is None:
                 yield extractive_answer(q.query, retrieval.chunks)
                 return

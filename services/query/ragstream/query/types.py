@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import enum
+import time
 from dataclasses import dataclass, field
+from typing import Protocol
 
-from ragstream.common.models import SearchFilter
+from opentelemetry.trace import Span
+
+from ragstream.common.models import Hit, SearchFilter, Vector
 from ragstream.common.providers.llm import ChatMessage
 
 
@@ -16,6 +20,20 @@ class Mode(enum.StrEnum):
     MIX = "mix"
     NAIVE = "naive"
     BYPASS = "bypass"
+
+    @property
+    def searches_entities(self) -> bool:
+        """Local level: entities by the low-level keywords."""
+        return self in (Mode.LOCAL, Mode.HYBRID, Mode.MIX)
+
+    @property
+    def searches_relations(self) -> bool:
+        """Global level: relations by the high-level keywords."""
+        return self in (Mode.GLOBAL, Mode.HYBRID, Mode.MIX)
+
+    @property
+    def searches_chunks(self) -> bool:
+        return self in (Mode.NAIVE, Mode.MIX)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +67,12 @@ class QueryInput:
     query: str
     options: QueryOptions
     search_filter: SearchFilter = field(default_factory=SearchFilter)
+    deadline: float | None = None
+    """The caller's deadline on the `time.monotonic()` clock; None: no deadline. Stages
+    that trade quality for time (a degraded rerank) read it; the transport enforces it."""
+
+    def seconds_left(self) -> float | None:
+        return None if self.deadline is None else self.deadline - time.monotonic()
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,3 +137,48 @@ class Retrieval:
     keywords: Keywords = field(default_factory=Keywords)
     notes: list[str] = field(default_factory=list)
     query_terms: tuple[str, ...] = ()
+    nothing_allowed: bool = False
+    """The caller's filter allows no document: nothing was searched, nothing may be said."""
+
+
+@dataclass(slots=True)
+class QueryState:
+    """What the stages of one query read and write, in pipeline order (engine.py)."""
+
+    q: QueryInput
+    result: Retrieval
+    allowed: frozenset[str] | None = None
+    """Documents the caller's filter allows (the filter stage); None: no filter."""
+    texts: dict[str, str] = field(default_factory=dict)
+    """What each search embeds: "query", "low" (local keywords), "high" (global)."""
+    vectors: dict[str, Vector] = field(default_factory=dict)
+    """The embedding of each text in `texts`, by the text itself."""
+    entity_groups: list[list[ContextEntity]] = field(default_factory=list)
+    relation_groups: list[list[ContextRelation]] = field(default_factory=list)
+    chunk_hits: list[Hit] = field(default_factory=list)
+    """The chunk search's hits (naive and mix)."""
+    graph_sources: list[list[str]] = field(default_factory=list)
+    """Chunk ids picked for the entities, then for the relations."""
+    done: bool = False
+    """Set by a stage when nothing further can be found (a filter that allows nothing)."""
+
+    def vector(self, name: str) -> Vector | None:
+        return self.vectors.get(self.texts.get(name, ""))
+
+    def search_filter(self) -> SearchFilter:
+        """The documents-only filter every search runs with once the filter stage ran."""
+        return SearchFilter() if self.allowed is None else SearchFilter(doc_ids=self.allowed)
+
+
+class Stage(Protocol):
+    """One step of the query pipeline; the engine times and traces it as span `name`."""
+
+    name: str
+
+    def applies(self, state: QueryState) -> bool:
+        """Whether the step runs for this query (its mode, options and what came before)."""
+        ...
+
+    async def run(self, state: QueryState, span: Span) -> None:
+        """Reads and writes `state`; annotates `span` with its counts."""
+        ...

@@ -12,8 +12,13 @@ from collections.abc import Sequence
 
 from ragstream.common.providers.llm import ChatMessage
 from ragstream.common.text.analyzer import analyze
-from ragstream.query.stages.budget import entity_line, relation_line
-from ragstream.query.types import ContextChunk, QueryOptions, Retrieval
+from ragstream.query.types import (
+    ContextChunk,
+    ContextEntity,
+    ContextRelation,
+    QueryOptions,
+    Retrieval,
+)
 
 EXTRACTIVE_HEADER = "Extractive answer (no LLM configured), quoted from the best-matching sources:"
 NO_CONTEXT_ANSWER = "I could not find anything in the indexed documents about this question."
@@ -41,6 +46,14 @@ Rules:
 ---References---
 {references}
 """
+
+
+def entity_line(e: ContextEntity) -> str:
+    return f"- {e.name} ({e.type or 'unknown'}): {e.description}"
+
+
+def relation_line(r: ContextRelation) -> str:
+    return f"- {r.source} <-> {r.target} [{r.keywords}]: {r.description}"
 
 
 def build_messages(

@@ -10,17 +10,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from ragstream.query.types import ContextChunk, ContextEntity, ContextRelation
+from opentelemetry.trace import Span
+
+from ragstream.common.telemetry import annotate
+from ragstream.common.text.tokens import count_tokens
+from ragstream.query.stages.answer import build_messages, entity_line, relation_line, render_prompt
+from ragstream.query.stages.merge import cite
+from ragstream.query.types import ContextChunk, QueryState, Retrieval
 
 T = TypeVar("T")
-
-
-def entity_line(e: ContextEntity) -> str:
-    return f"- {e.name} ({e.type or 'unknown'}): {e.description}"
-
-
-def relation_line(r: ContextRelation) -> str:
-    return f"- {r.source} <-> {r.target} [{r.keywords}]: {r.description}"
 
 
 def fit(items: Sequence[T], cost: Callable[[T], int], available: int) -> list[T]:
@@ -37,3 +35,40 @@ def fit(items: Sequence[T], cost: Callable[[T], int], available: int) -> list[T]
 
 def fit_chunks(chunks: Sequence[ContextChunk], available_tokens: int) -> list[ContextChunk]:
     return fit(chunks, lambda c: c.tokens, available_tokens)
+
+
+class BudgetStage:
+    """The chunks cut to chunk_top_k and cited, then everything fitted to the budgets."""
+
+    name = "budget"
+
+    def applies(self, state: QueryState) -> bool:
+        return True
+
+    async def run(self, state: QueryState, current: Span) -> None:
+        result = state.result
+        result.chunks, result.references = cite(result.chunks[: state.q.options.chunk_top_k])
+        fit_budget(state, result)
+        annotate(
+            current,
+            entities=len(result.entities),
+            relations=len(result.relations),
+            chunks=len(result.chunks),
+            references=len(result.references),
+        )
+
+
+def fit_budget(state: QueryState, result: Retrieval) -> None:
+    o = state.q.options
+    result.entities = fit(
+        result.entities, lambda e: count_tokens(entity_line(e)), o.max_entity_tokens
+    )
+    result.relations = fit(
+        result.relations, lambda r: count_tokens(relation_line(r)), o.max_relation_tokens
+    )
+    chunks, result.chunks = result.chunks, []
+    overhead = count_tokens(render_prompt(build_messages(state.q.query, result, o)))
+    result.chunks = fit_chunks(chunks, max(0, o.max_total_tokens - overhead))
+    result.references = [
+        r for r in result.references if any(c.reference_id == r.reference_id for c in result.chunks)
+    ]

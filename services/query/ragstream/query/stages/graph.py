@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TypeVar
+from typing import Protocol, TypeVar
+
+from opentelemetry.trace import Span
 
 from ragstream.common.derive import Draft, merge, truncated
 from ragstream.common.models import (
@@ -24,21 +26,15 @@ from ragstream.common.models import (
     Vector,
     entity_key,
 )
-from ragstream.common.storage.protocols import GraphStore, MentionStore, SearchStore
+from ragstream.common.storage.protocols import Stores
 from ragstream.common.telemetry import annotate, own, span
 from ragstream.common.text.analyzer import analyze
+from ragstream.query.stages.pick import round_robin
 from ragstream.query.stages.retrieve import SearchSpec, hybrid_search
-from ragstream.query.types import ContextEntity, ContextRelation
+from ragstream.query.types import ContextEntity, ContextRelation, QueryState
 
 FILTERED_DESCRIPTION_TOKENS = 600
 Item = TypeVar("Item", ContextEntity, ContextRelation)
-
-
-@dataclass(frozen=True, slots=True)
-class GraphStores:
-    search: SearchStore
-    graph: GraphStore
-    mentions: MentionStore
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,9 +53,8 @@ class GraphQuery:
 
 
 def _spec(q: GraphQuery) -> SearchSpec:
-    doc_filter = (
-        SearchFilter(doc_ids=q.allowed_docs) if q.allowed_docs is not None else SearchFilter()
-    )
+    # An empty allowed set stays a filter that allows nothing (never "no filter").
+    doc_filter = SearchFilter(doc_ids=q.allowed_docs)
     return SearchSpec(
         workspace=q.workspace,
         terms=analyze(q.text),
@@ -128,7 +123,7 @@ def rank_edges(
 
 
 async def local_graph(
-    stores: GraphStores, q: GraphQuery
+    stores: Stores, q: GraphQuery
 ) -> tuple[list[ContextEntity], list[ContextRelation]]:
     hits = await hybrid_search(stores.search, Collection.ENTITIES, _spec(q))
     entities = [entity_of(hit) for hit in await _named_first(stores, q, hits)]
@@ -147,7 +142,7 @@ async def local_graph(
     return await _filtered(stores, q, entities, relations)
 
 
-async def _named_first(stores: GraphStores, q: GraphQuery, hits: list[Hit]) -> list[Hit]:
+async def _named_first(stores: Stores, q: GraphQuery, hits: list[Hit]) -> list[Hit]:
     """The entities the keywords name exactly, in keyword order, then the other hits.
 
     A search for "Watertown International Airport, Alexandria International Airport" can rank
@@ -170,7 +165,7 @@ async def _named_first(stores: GraphStores, q: GraphQuery, hits: list[Hit]) -> l
 
 
 async def global_graph(
-    stores: GraphStores, q: GraphQuery
+    stores: Stores, q: GraphQuery
 ) -> tuple[list[ContextEntity], list[ContextRelation]]:
     hits = await hybrid_search(stores.search, Collection.RELATIONS, _spec(q))
     pairs = [(str(h.record.attrs["source"]), str(h.record.attrs["target"])) for h in hits]
@@ -191,7 +186,7 @@ async def global_graph(
 
 
 async def _names(
-    stores: GraphStores,
+    stores: Stores,
     workspace: str,
     ranked: list[tuple[GraphEdge, float]],
     known: list[ContextEntity],
@@ -204,7 +199,7 @@ async def _names(
 
 
 async def _filtered(
-    stores: GraphStores,
+    stores: Stores,
     q: GraphQuery,
     entities: list[ContextEntity],
     relations: list[ContextRelation],
@@ -228,3 +223,79 @@ async def _filtered(
 def _rebuilt(item: Item, draft: Draft) -> Item:
     description = truncated(draft.fragments, FILTERED_DESCRIPTION_TOKENS)
     return replace(item, description=description, doc_ids=draft.doc_ids, chunk_ids=draft.chunk_ids)
+
+
+class _Keyed(Protocol):
+    @property
+    def key(self) -> str: ...
+
+
+K = TypeVar("K", bound=_Keyed)
+
+
+def merge_by_key(groups: list[list[K]]) -> list[K]:
+    """Round-robin over the groups (local, global), each item once."""
+    by_key = {item.key: item for group in groups for item in group}
+    return [by_key[k] for k in round_robin([[item.key for item in group] for group in groups])]
+
+
+class _LevelSearch:
+    """One level of the dual-level search, on the keywords embedded for it."""
+
+    name: str
+    level: str
+    """The embedded text it searches with: "low" (local) or "high" (global)."""
+
+    def __init__(self, stores: Stores, candidates: int, rrf_k: int) -> None:
+        self._stores = stores
+        self._candidates = candidates
+        self._rrf_k = rrf_k
+
+    def applies(self, state: QueryState) -> bool:
+        return bool(state.texts.get(self.level))
+
+    def query(self, state: QueryState) -> GraphQuery:
+        o = state.q.options
+        return GraphQuery(
+            state.q.workspace,
+            state.texts[self.level],
+            state.vector(self.level),
+            o.top_k,
+            self._candidates,
+            o.cosine_threshold,
+            self._rrf_k,
+            state.allowed,
+        )
+
+    def found(
+        self,
+        state: QueryState,
+        span: Span,
+        found: tuple[list[ContextEntity], list[ContextRelation]],
+    ) -> None:
+        annotate(span, entities=len(found[0]), relations=len(found[1]))
+        state.entity_groups.append(found[0])
+        state.relation_groups.append(found[1])
+        state.result.entities = merge_by_key(state.entity_groups)
+        state.result.relations = merge_by_key(state.relation_groups)
+
+
+class EntitySearch(_LevelSearch):
+    """Local: entities by the low-level keywords, those named exactly first."""
+
+    name = "search_entities"
+    level = "low"
+
+    async def run(self, state: QueryState, span: Span) -> None:
+        query = replace(self.query(state), names=state.result.keywords.low)
+        self.found(state, span, await local_graph(self._stores, query))
+
+
+class RelationSearch(_LevelSearch):
+    """Global: relations by the high-level keywords."""
+
+    name = "search_relations"
+    level = "high"
+
+    async def run(self, state: QueryState, span: Span) -> None:
+        self.found(state, span, await global_graph(self._stores, self.query(state)))

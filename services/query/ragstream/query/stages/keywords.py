@@ -12,16 +12,23 @@ import json
 import re
 from collections.abc import Sequence
 
+from opentelemetry.trace import Span
+
+from ragstream.common.models import Collection
 from ragstream.common.providers.llm import ChatMessage, ChatModel
-from ragstream.common.storage.protocols import CacheStore
+from ragstream.common.storage.protocols import CacheStore, SearchStore
+from ragstream.common.telemetry import annotate
 from ragstream.common.text.analyzer import CHINESE_STOPWORDS, ENGLISH_STOPWORDS, analyze
 from ragstream.common.text.names import name_pattern
-from ragstream.query.types import Keywords
+from ragstream.query.stages.retrieve import SearchSpec, hybrid_search
+from ragstream.query.types import Keywords, Mode, QueryState
 
 NO_KEYWORDS_NOTE = "no usable keywords: the question names nothing the index could look up"
 _WORD = re.compile(r"[\w][\w'-]*", re.UNICODE)
 _HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 STOPWORDS = ENGLISH_STOPWORDS | CHINESE_STOPWORDS
+OFFLINE_NAME_CANDIDATES = 30
+"""Entities the offline path searches for names that occur in the question."""
 _JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 
 KEYWORDS_PROMPT = """Extract search keywords from the user's question for a knowledge-graph search.
@@ -95,3 +102,42 @@ async def llm_keywords(chat: ChatModel, cache: CacheStore, query: str) -> Keywor
         cached = (await chat.complete(messages, temperature=0.0)).text
         await cache.put(key, cached)
     return parse_keywords(cached)
+
+
+class KeywordStage:
+    """The caller's keywords when given, else the LLM's, else the offline ones."""
+
+    name = "keywords"
+
+    def __init__(self, chat: ChatModel | None, cache: CacheStore, search: SearchStore) -> None:
+        self._chat = chat
+        self._cache = cache
+        self._search = search
+
+    def applies(self, state: QueryState) -> bool:
+        return state.q.options.mode is not Mode.NAIVE
+
+    async def run(self, state: QueryState, span: Span) -> None:
+        keywords = await self._keywords(state)
+        state.result.keywords = keywords
+        annotate(span, high=len(keywords.high), low=len(keywords.low))
+        if not keywords.high and not keywords.low:
+            state.result.notes.append(NO_KEYWORDS_NOTE)
+
+    async def _keywords(self, state: QueryState) -> Keywords:
+        q = state.q
+        if q.options.hl_keywords or q.options.ll_keywords:
+            return Keywords(high=q.options.hl_keywords, low=q.options.ll_keywords)
+        if self._chat is not None:
+            return await llm_keywords(self._chat, self._cache, q.query)
+        # Within the filter: names of entities outside it must not become keywords.
+        spec = SearchSpec(
+            q.workspace,
+            analyze(q.query),
+            None,
+            state.search_filter(),
+            OFFLINE_NAME_CANDIDATES,
+            OFFLINE_NAME_CANDIDATES,
+        )
+        hits = await hybrid_search(self._search, Collection.ENTITIES, spec)
+        return offline_keywords(q.query, [str(h.record.attrs.get("name", "")) for h in hits])

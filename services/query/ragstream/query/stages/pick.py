@@ -13,8 +13,12 @@ from collections.abc import Hashable, Sequence
 from typing import TypeVar
 
 import numpy as np
+from opentelemetry.trace import Span
 
-from ragstream.common.models import SearchRecord, Vector
+from ragstream.common.models import Collection, SearchRecord, Vector
+from ragstream.common.storage.protocols import SearchStore
+from ragstream.common.telemetry import annotate
+from ragstream.query.types import QueryState
 
 T = TypeVar("T", bound=Hashable)
 
@@ -86,3 +90,37 @@ def pick_chunks(
     if not any(picked):
         picked = pick_by_weight(live, per_item)
     return round_robin(picked)
+
+
+async def chunk_records(
+    store: SearchStore, workspace: str, ids: Sequence[str]
+) -> dict[str, SearchRecord]:
+    return {r.id: r for r in await store.get(Collection.CHUNKS, workspace, list(ids))}
+
+
+class GraphChunks:
+    """The chunks the found entities and relations come from, picked per hit."""
+
+    name = "graph_chunks"
+
+    def __init__(self, store: SearchStore) -> None:
+        self._store = store
+
+    def applies(self, state: QueryState) -> bool:
+        return True
+
+    async def run(self, state: QueryState, current: Span) -> None:
+        result, o = state.result, state.q.options
+        per_entity = [list(e.chunk_ids) for e in result.entities]
+        per_relation = [list(r.chunk_ids) for r in result.relations]
+        ids = list(dict.fromkeys(c for group in (*per_entity, *per_relation) for c in group))
+        records = await chunk_records(self._store, state.q.workspace, ids)
+        if state.allowed is not None:
+            records = {i: r for i, r in records.items() if state.allowed.intersection(r.doc_ids)}
+        query = state.vector("query")
+        state.graph_sources = [
+            pick_chunks(group, records, query, o.chunk_pick_method, o.related_chunk_number)
+            for group in (per_entity, per_relation)
+            if group
+        ]
+        annotate(current, chunks=sum(len(source) for source in state.graph_sources))

@@ -15,10 +15,14 @@ import contextlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
+from opentelemetry.trace import Span
+
 from ragstream.common.config import RerankConfig
+from ragstream.common.instruments import record_rerank_degraded
 from ragstream.common.providers import ProviderError
 from ragstream.common.providers.rerank import Reranker
-from ragstream.query.types import ContextChunk, QueryOptions
+from ragstream.common.telemetry import annotate
+from ragstream.query.types import ContextChunk, QueryOptions, QueryState
 
 SKIPPED_NOTE = "rerank skipped: no reranker configured"
 
@@ -129,3 +133,37 @@ async def rerank_chunks(
         keep = min(keep, cfg.top_n)
     ranked = apply_scores(head, scores, options.min_rerank_score) + tail
     return RerankOutcome(ranked[:keep], note)
+
+
+class RerankStage:
+    """The merged chunks reordered by the reranker; degraded near the caller's deadline or
+    under load, and the original order kept (with a note) when it fails."""
+
+    name = "rerank"
+
+    def __init__(self, reranking: Reranking | None) -> None:
+        self._reranking = reranking
+
+    def applies(self, state: QueryState) -> bool:
+        return self._reranking is not None and state.q.options.enable_rerank
+
+    async def run(self, state: QueryState, current: Span) -> None:
+        reranking, result = self._reranking, state.result
+        assert reranking is not None  # applies() said so
+        with reranking.gauge.track(state.q.seconds_left()) as load:
+            outcome = await rerank_chunks(
+                reranking.reranker,
+                state.q.query,
+                result.chunks,
+                state.q.options,
+                load,
+                reranking.cfg,
+            )
+        annotate(current, candidates=len(result.chunks), kept=len(outcome.chunks))
+        result.chunks = outcome.chunks
+        if outcome.note:
+            result.notes.append(outcome.note)
+            if outcome.note.startswith("rerank degraded"):
+                record_rerank_degraded("load")
+            elif outcome.note.startswith("rerank failed"):
+                record_rerank_degraded("failed")

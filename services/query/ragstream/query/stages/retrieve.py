@@ -12,10 +12,14 @@ import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from opentelemetry.trace import Span
+
 from ragstream.common.models import Collection, Hit, SearchFilter, Vector
 from ragstream.common.storage.protocols import SearchStore
 from ragstream.common.telemetry import annotate, own, span
+from ragstream.common.text.analyzer import analyze
 from ragstream.query.stages.fuse import reciprocal_rank_fusion
+from ragstream.query.types import QueryState
 
 
 class Retriever(enum.StrEnum):
@@ -81,3 +85,33 @@ async def _dense(store: SearchStore, collection: Collection, spec: SearchSpec) -
         spec.candidates,
         min_score=spec.min_cosine,
     )
+
+
+class ChunkSearch:
+    """The chunk search of `naive` and `mix`: the query against the chunks, hybrid."""
+
+    name = "search_chunks"
+
+    def __init__(self, store: SearchStore, candidates: int, rrf_k: int) -> None:
+        self._store = store
+        self._candidates = candidates
+        self._rrf_k = rrf_k
+
+    def applies(self, state: QueryState) -> bool:
+        return True  # timed in every mode, so every response reports the same stages
+
+    async def run(self, state: QueryState, current: Span) -> None:
+        q = state.q
+        if q.options.mode.searches_chunks:
+            spec = SearchSpec(
+                q.workspace,
+                analyze(q.query),
+                state.vector("query"),
+                state.search_filter(),
+                max(self._candidates, q.options.chunk_top_k),
+                q.options.chunk_top_k,
+                self._rrf_k,
+                q.options.cosine_threshold,
+            )
+            state.chunk_hits = await hybrid_search(self._store, Collection.CHUNKS, spec)
+        annotate(current, hits=len(state.chunk_hits))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import time
 from collections.abc import Sequence
 from typing import Literal
 
@@ -77,12 +78,14 @@ def query_input(
     search_filter: common_pb2.SearchFilter,
     defaults: QueryDefaults,
     default_workspace: str,
+    deadline: float | None = None,
 ) -> QueryInput:
     return QueryInput(
         workspace=workspace_of(workspace, default_workspace),
         query=query,
         options=query_options(params, defaults),
         search_filter=to_filter(search_filter),
+        deadline=deadline,
     )
 
 
@@ -115,9 +118,14 @@ def history(p: query_pb2.QueryParams) -> tuple[ChatMessage, ...]:
     return tuple(ChatMessage(ROLES[m.role], m.content) for m in p.conversation_history)
 
 
+def deadline_of(time_remaining: float | None) -> float | None:
+    """The call's deadline on the time.monotonic() clock, from gRPC's time remaining."""
+    return None if time_remaining is None else time.monotonic() + time_remaining
+
+
 def to_filter(f: common_pb2.SearchFilter) -> SearchFilter:
     return SearchFilter(
-        doc_ids=frozenset(f.doc_ids),
+        doc_ids=frozenset(f.doc_ids) or None,
         metadata=dict(f.metadata),
         time_from=f.time_from.ToNanoseconds() / 1e9 if f.HasField("time_from") else None,
         time_to=f.time_to.ToNanoseconds() / 1e9 if f.HasField("time_to") else None,

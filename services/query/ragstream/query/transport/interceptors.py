@@ -23,9 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextvars import ContextVar
 from typing import Any
 
 import grpc
@@ -55,15 +53,6 @@ listing, progress) are cheap reads and run at once."""
 Context = grpc.aio.ServicerContext[Any, Any]
 Unary = Callable[[Any, Context], Awaitable[Any]]
 Streaming = Callable[[Any, Context], AsyncIterator[Any]]
-
-_deadline: ContextVar[float | None] = ContextVar("ragstream_call_deadline", default=None)
-
-
-def seconds_left() -> float | None:
-    """Seconds before the current call's deadline; None without a deadline or outside a
-    call. For stages that trade quality for time (e.g. a degraded rerank)."""
-    deadline = _deadline.get()
-    return None if deadline is None else deadline - time.monotonic()
 
 
 class Gate(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
@@ -145,9 +134,7 @@ class Gate(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
 @contextlib.asynccontextmanager
 async def running(context: Context, admission: Admission | None) -> AsyncIterator[None]:
     """Admission and the deadline around a handler; the deadline covers the queue wait."""
-    remaining = context.time_remaining()
-    marker = _deadline.set(None if remaining is None else time.monotonic() + remaining)
-    scope = asyncio.timeout(remaining)
+    scope = asyncio.timeout(context.time_remaining())
     try:
         async with scope, admission.slot() if admission else contextlib.nullcontext():
             yield
@@ -157,8 +144,6 @@ async def running(context: Context, admission: Admission | None) -> AsyncIterato
         if not scope.expired():
             raise  # a timeout of some inner call, not the deadline: the handler's to report
         await abort_with(context, code_pb2.DEADLINE_EXCEEDED, "the call's deadline passed")
-    finally:
-        _deadline.reset(marker)
 
 
 def admissions(queries: tuple[int, int], publishes: tuple[int, int]) -> dict[str, Admission]:

@@ -80,6 +80,7 @@ class QueryServicer(query_pb2_grpc.QueryServiceServicer):
             request.filter,
             self._defaults,
             self._workspace,
+            convert.deadline_of(context.time_remaining()),
         )
         annotate(trace.get_current_span(), workspace=q.workspace, mode=q.options.mode.value)
         return q

@@ -36,7 +36,8 @@ def filter_clauses(
     clauses: list[dict[str, Any]] = [{"term": {"workspace": workspace}}]
     for key, value in sorted(search_filter.metadata.items()):
         clauses.append({"term": {"metadata_kv": metadata_pair(key, value)}})
-    if search_filter.doc_ids:
+    if search_filter.doc_ids is not None:
+        # An empty terms list matches no document: a filter that allows nothing stays so.
         clauses.append({"terms": {doc_field: sorted(search_filter.doc_ids)}})
     bounds: dict[str, float] = {}
     if search_filter.time_from is not None:

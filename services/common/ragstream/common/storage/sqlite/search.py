@@ -216,7 +216,7 @@ class SqliteSearchStore:
         def read(conn: sqlite3.Connection) -> list[Hit]:
             allowed = (
                 None
-                if search_filter.is_empty
+                if search_filter.unrestricted
                 else search_rows.allowed_pks(conn, tables, workspace, search_filter)
             )
             with self._lock(key):

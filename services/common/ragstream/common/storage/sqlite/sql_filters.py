@@ -50,7 +50,8 @@ def filter_where(
     if search_filter.time_to is not None:
         conditions.append(f"{timestamp_col} < ?")
         params.append(float(search_filter.time_to))
-    if search_filter.doc_ids:
+    if search_filter.doc_ids is not None:
+        # An empty set allows nothing: the condition is then false for every row.
         conditions.append(doc_ids_sql)
         params.append(json.dumps(sorted(search_filter.doc_ids)))
     return SqlWhere(" AND ".join(conditions) or "1", tuple(params))

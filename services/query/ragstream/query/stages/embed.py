@@ -1,0 +1,49 @@
+"""Embed stage: every text the mode needs (the query, the local and the global keywords) in
+one embedding request, through the shared priority scheduler, which also merges concurrent
+queries into one batch. If the batch fails, each text is embedded on its own (logged)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+
+from opentelemetry.trace import Span
+
+from ragstream.common.models import Vector
+from ragstream.common.providers.embedding import Embedder
+from ragstream.common.telemetry import annotate
+from ragstream.query.types import QueryState
+
+log = logging.getLogger(__name__)
+
+
+class EmbedStage:
+    name = "embed"
+
+    def __init__(self, embedder: Embedder) -> None:
+        self._embedder = embedder
+
+    def applies(self, state: QueryState) -> bool:
+        return True
+
+    async def run(self, state: QueryState, span: Span) -> None:
+        mode, keywords = state.q.options.mode, state.result.keywords
+        state.texts = {
+            "query": state.q.query,
+            "low": ", ".join(keywords.low) if mode.searches_entities else "",
+            "high": ", ".join(keywords.high) if mode.searches_relations else "",
+        }
+        state.vectors = await embed_all(self._embedder, list(state.texts.values()))
+        annotate(span, texts=len(state.vectors))
+
+
+async def embed_all(embedder: Embedder, texts: Sequence[str]) -> dict[str, Vector]:
+    """Each distinct non-empty text's vector, in one request when it succeeds."""
+    wanted = [t for t in dict.fromkeys(texts) if t]
+    try:
+        return dict(zip(wanted, await embedder.embed(wanted), strict=True))
+    except Exception:  # the batch failing must not fail the query; single requests may work
+        log.warning("batched query embedding failed; embedding each text on its own", exc_info=True)
+    singles = await asyncio.gather(*(embedder.embed([t]) for t in wanted))
+    return {t: v[0] for t, v in zip(wanted, singles, strict=True)}
