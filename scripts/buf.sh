@@ -2,6 +2,7 @@
 # Runs buf (installed from the npm registry into .cache/tools on first use).
 #   buf.sh lint       STANDARD and COMMENTS lint rules on proto/ (see proto/buf.yaml)
 #   buf.sh breaking   wire and source compatibility against the last commit on main that has proto/
+#   buf.sh generate   buf generate on proto/ with the remaining arguments (see scripts/gen-go.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools=.cache/tools
@@ -14,6 +15,7 @@ first_options='"FILE_SAME_GO_PACKAGE","FILE_SAME_JAVA_PACKAGE","FILE_SAME_JAVA_M
 first_options+='"FILE_SAME_JAVA_OUTER_CLASSNAME","FILE_SAME_CSHARP_NAMESPACE"'
 case "${1:-lint}" in
   lint) "$buf" lint proto ;;
+  generate) shift; "$buf" generate proto "$@" ;;
   breaking)
     base=$(git merge-base HEAD main 2>/dev/null || git rev-parse HEAD 2>/dev/null || true)
     if [ -n "$base" ] && git cat-file -e "$base:proto/buf.yaml" 2>/dev/null; then
@@ -29,5 +31,5 @@ case "${1:-lint}" in
     else
       echo "buf breaking: no committed proto/ to compare with yet"
     fi ;;
-  *) echo "usage: buf.sh lint|breaking" >&2; exit 2 ;;
+  *) echo "usage: buf.sh lint|breaking|generate ARGS..." >&2; exit 2 ;;
 esac
