@@ -29,6 +29,7 @@ $(GEN)/__init__.py: $(STAMP) $(wildcard proto/ragstream/v1/*.proto)
 
 proto: $(STAMP)
 	bash scripts/gen-proto.sh
+	bash scripts/gen-go.sh
 	bash scripts/buf.sh lint
 
 lint: setup
@@ -37,6 +38,7 @@ lint: setup
 	$(BIN)/mypy services tests
 	bash scripts/buf.sh lint
 	bash scripts/buf.sh breaking
+	bash scripts/gen-go.sh check
 
 test: lint
 	bash scripts/helm.sh path >/dev/null

@@ -8,8 +8,8 @@ from pathlib import Path
 import grpc
 import pytest
 
-from ragstream.v1 import query_pb2, query_pb2_grpc
 from tests.e2e.conftest import WORKSPACE
+from tests.support.clients import python_results, run_client
 from tests.support.server import ServeProcess
 
 pytestmark = pytest.mark.e2e
@@ -35,30 +35,11 @@ def node_client() -> Path:
 def test_node_client_gets_the_same_context(
     node_client: Path, server: ServeProcess, channel: grpc.Channel, indexed: object
 ) -> None:
-    result = subprocess.run(
-        ["node", str(node_client), server.address, WORKSPACE, QUESTION],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    result = run_client(["node", str(node_client), server.address, WORKSPACE, QUESTION])
     assert result.returncode == 0, result.stderr
     node = json.loads(result.stdout)
 
-    stub = query_pb2_grpc.QueryServiceStub(channel)
-    params = query_pb2.QueryParams(mode=query_pb2.QUERY_MODE_NAIVE, chunk_top_k=5)
-    retrieved = stub.Retrieve(
-        query_pb2.RetrieveRequest(workspace=WORKSPACE, query=QUESTION, params=params)
-    )
-    answered = stub.Query(
-        query_pb2.QueryRequest(workspace=WORKSPACE, query=QUESTION, params=params)
-    )
-
-    def chunks(reply: query_pb2.RetrieveResponse | query_pb2.QueryResponse) -> list[dict[str, str]]:
-        return [{"chunk_id": c.chunk_id, "doc_id": c.doc_id} for c in reply.context.chunks]
-
-    assert len(node["retrieve"]["chunks"]) == 5
-    assert node["retrieve"]["chunks"] == chunks(retrieved)
-    assert node["retrieve"]["mode"] == "QUERY_MODE_NAIVE"
-    assert node["query"]["chunks"] == chunks(answered)
-    assert node["query"]["answer"] == answered.answer
+    expected = python_results(channel, WORKSPACE, QUESTION)
+    assert len(expected["retrieve"]["chunks"]) == 5
+    assert node["retrieve"] == expected["retrieve"]
+    assert node["query"] == expected["query"]

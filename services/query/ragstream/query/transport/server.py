@@ -1,4 +1,5 @@
-"""The gRPC server: QueryService, IngestService, grpc.health.v1 and server reflection."""
+"""The gRPC server: QueryService, IngestService, grpc.health.v1 and server reflection (v1 and
+v1alpha)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from typing import Any
 import grpc
 from grpc_health.v1 import _async as health_aio
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
 
+from ragstream.query.transport import reflection
 from ragstream.query.transport.ingest import IngestServicer
 from ragstream.query.transport.service import QueryServicer
 from ragstream.query.transport.tracing import TracingInterceptor
@@ -44,7 +45,7 @@ class GrpcServer:
             ],
         )
         self._health = health_aio.HealthServicer()
-        names: list[str] = [health.SERVICE_NAME, reflection.SERVICE_NAME]
+        names: list[str] = [health.SERVICE_NAME]
         if query is not None:
             query_pb2_grpc.add_QueryServiceServicer_to_server(query, self._server)
             names.append(SERVICE_NAMES[0])
@@ -52,7 +53,7 @@ class GrpcServer:
             ingest_pb2_grpc.add_IngestServiceServicer_to_server(ingest, self._server)
             names.append(SERVICE_NAMES[1])
         health_pb2_grpc.add_HealthServicer_to_server(self._health, self._server)
-        reflection.enable_server_reflection(names, self._server)
+        reflection.enable(names, self._server)
         self._names = [n for n in names if n.startswith("ragstream.")]
         self.port = (
             self._server.add_secure_port(listen, credentials)
