@@ -10,10 +10,8 @@ from ragstream.common.models import DocState, SearchFilter
 from ragstream.common.storage.elastic import ElasticDocumentStore, IndexLayout
 from ragstream.common.storage.protocols import DocumentStore
 from tests.contract.document_store_contract import WS, DocumentStoreContract, document
-from tests.contract.test_search_store_elasticsearch import es_client, layout
 
 pytestmark = pytest.mark.integration
-__all__ = ["es_client", "layout"]
 
 
 class TestElasticDocumentStore(DocumentStoreContract):

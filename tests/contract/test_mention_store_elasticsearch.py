@@ -13,10 +13,8 @@ from tests.contract.mention_store_contract import (
     MentionStoreContract,
     entity,
 )
-from tests.contract.test_search_store_elasticsearch import es_client, layout
 
 pytestmark = pytest.mark.integration
-__all__ = ["es_client", "layout"]
 
 
 class TestElasticMentionStore(MentionStoreContract):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -30,39 +30,10 @@ from tests.contract.search_store_contract import (
     record,
     unit,
 )
-from tests.support.elasticsearch import ElasticsearchNode
+from tests.support.elasticsearch import ElasticsearchNode, drop_prefix
 
 pytestmark = pytest.mark.integration
 MODEL = ModelFingerprint("test:contract", DIM)
-
-
-@pytest.fixture
-async def es_client(elasticsearch_node: ElasticsearchNode) -> AsyncIterator[AsyncElasticsearch]:
-    client = AsyncElasticsearch(elasticsearch_node.url, request_timeout=30)
-    try:
-        yield client
-    finally:
-        await client.close()
-
-
-async def drop_prefix(client: AsyncElasticsearch, prefix: str) -> None:
-    """Deletes the prefix's indices and templates by name (wildcard deletes are refused)."""
-    indices = await client.indices.get(index=f"{prefix}-*", expand_wildcards="all")
-    if indices.body:
-        await client.indices.delete(index=",".join(indices.body))
-    templates = await client.indices.get_index_template(name=f"{prefix}-*")
-    for template in templates["index_templates"]:
-        await client.indices.delete_index_template(name=template["name"])
-
-
-@pytest.fixture
-async def layout(es_client: AsyncElasticsearch) -> AsyncIterator[IndexLayout]:
-    """A prefix of its own per test; its indices and templates are removed afterwards."""
-    prefix = f"t{uuid.uuid4().hex[:10]}"
-    try:
-        yield IndexLayout(prefix)
-    finally:
-        await drop_prefix(es_client, prefix)
 
 
 async def empty(client: AsyncElasticsearch, names: str) -> None:

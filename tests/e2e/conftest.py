@@ -49,11 +49,8 @@ def publish_and_wait(
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
-    process = ServeProcess(tmp_path_factory.mktemp("serve") / "data").start()
-    try:
+    with ServeProcess(tmp_path_factory.mktemp("serve") / "data") as process:
         yield process
-    finally:
-        process.stop()
 
 
 @pytest.fixture(scope="module")

@@ -54,17 +54,8 @@ workspaces = ["*"]
 """
     )
     env = {"RAGSTREAM_AUTH__ENABLED": "true", "RAGSTREAM_AUTH__TOKENS_FILE": str(tokens)}
-    process = ServeProcess(root / "data", env).start()
-    try:
+    with ServeProcess(root / "data", env) as process:
         yield process
-    finally:
-        process.stop()
-
-
-@pytest.fixture(scope="module")
-def channel(server: ServeProcess) -> Iterator[grpc.Channel]:
-    with grpc.insecure_channel(server.address) as ch:
-        yield ch
 
 
 @pytest.fixture(scope="module")

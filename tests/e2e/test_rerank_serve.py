@@ -31,11 +31,8 @@ def serve(tmp_path: Path, reranker: RerankTestServer) -> Iterator[ServeProcess]:
         "RAGSTREAM_RERANK__MODEL": "test-reranker",
         "RAGSTREAM_RERANK__BASE_URL": reranker.url("jina"),
     }
-    process = ServeProcess(tmp_path / "data", env).start()
-    try:
+    with ServeProcess(tmp_path / "data", env) as process:
         yield process
-    finally:
-        process.stop()
 
 
 def retrieve_both(address: str) -> tuple[query_pb2.RetrieveResponse, query_pb2.RetrieveResponse]:

@@ -39,11 +39,8 @@ def serve(tmp_path: Path, llm: OpenAITestServer) -> Iterator[ServeProcess]:
         "RAGSTREAM_LLM__BASE_URL": llm.base_url,
         "RAGSTREAM_LLM__API_KEY": "sk-test-not-a-secret",
     }
-    process = ServeProcess(tmp_path / "data", env).start()
-    try:
+    with ServeProcess(tmp_path / "data", env) as process:
         yield process
-    finally:
-        process.stop()
 
 
 async def _request(address: str) -> tuple[grpc.aio.Channel, Any]:

@@ -148,17 +148,8 @@ def server(
     }
     with BackgroundLLM() as llm:
         env["RAGSTREAM_LLM__BASE_URL"] = llm.base_url
-        process = ServeProcess(tmp_path_factory.mktemp("traced") / "data", env).start()
-        try:
+        with ServeProcess(tmp_path_factory.mktemp("traced") / "data", env) as process:
             yield process
-        finally:
-            process.stop()
-
-
-@pytest.fixture(scope="module")
-def channel(server: ServeProcess) -> Iterator[grpc.Channel]:
-    with grpc.insecure_channel(server.address) as ch:
-        yield ch
 
 
 def wait_processed(channel: grpc.Channel, doc_id: str) -> None:

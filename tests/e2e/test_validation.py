@@ -170,17 +170,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
         "RAGSTREAM_INDEXER__MAX_DOCUMENT_BYTES": str(MAX_DOCUMENT_BYTES),
         "RAGSTREAM_SERVER__MAX_MESSAGE_MB": "1",
     }
-    process = ServeProcess(tmp_path_factory.mktemp("validation") / "data", env).start()
-    try:
+    with ServeProcess(tmp_path_factory.mktemp("validation") / "data", env) as process:
         yield process
-    finally:
-        process.stop()
-
-
-@pytest.fixture(scope="module")
-def channel(server: ServeProcess) -> Iterator[grpc.Channel]:
-    with grpc.insecure_channel(server.address) as ch:
-        yield ch
 
 
 def call(channel: grpc.Channel, request: Any) -> object:

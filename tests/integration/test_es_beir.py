@@ -13,11 +13,9 @@ from pathlib import Path
 import pytest
 from elasticsearch import AsyncElasticsearch
 
-from tests.contract.test_search_store_elasticsearch import drop_prefix, es_client
-from tests.support.elasticsearch import ElasticsearchNode, unique_index
+from tests.support.elasticsearch import ElasticsearchNode, drop_prefix, unique_index
 
 pytestmark = pytest.mark.integration
-__all__ = ["es_client"]
 DATA = Path(os.environ.get("RAGSTREAM_TEST_DATA", Path(__file__).parents[3] / "shared" / "data"))
 EMBEDDED_BM25_NDCG_AT_10 = 0.689
 """`ragstream eval beir --retriever bm25` on the embedded store (tests/eval/)."""

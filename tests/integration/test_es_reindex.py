@@ -25,11 +25,9 @@ from ragstream.common.storage.elastic.bulk import BulkWriteError
 from ragstream.common.storage.elastic.layout import alias_targets
 from ragstream.common.storage.elastic.reindex import reindex
 from ragstream.common.text.analyzer import analyze
-from tests.contract.test_search_store_elasticsearch import es_client, layout
 from tests.support.elasticsearch import ElasticsearchNode
 
 pytestmark = pytest.mark.integration
-__all__ = ["es_client", "layout"]
 OLD, NEW = HashEmbedder(32), HashEmbedder(48)
 WS = "ws-r"
 CHUNKS = 600

@@ -11,10 +11,8 @@ from ragstream.common.providers.embedding import hash_embed
 from ragstream.common.storage.elastic import ElasticSearchStore, IndexLayout, ModelFingerprint
 from ragstream.common.text.analyzer import analyze
 from ragstream.query.stages.retrieve import SearchSpec, hybrid_search
-from tests.contract.test_search_store_elasticsearch import es_client, layout
 
 pytestmark = pytest.mark.integration
-__all__ = ["es_client", "layout"]
 DIM = 64
 MODEL = ModelFingerprint("hash:64", DIM)
 TEXTS = {

@@ -1,11 +1,11 @@
-"""The Kafka event bus on the real broker: topics, keyed order, headers, tombstones, manual
-commits per partition, lag, and the rebalance listener (drain, then abandon)."""
+"""The Kafka event bus on the real broker beyond the bus contract (tests/contract/
+bus_contract.py): topic creation, commits per partition, lag, and the rebalance listener
+(drain, then abandon)."""
 
 from __future__ import annotations
 
 import asyncio
 import uuid
-from collections import defaultdict
 from typing import TYPE_CHECKING
 
 import pytest
@@ -87,33 +87,6 @@ async def test_topics_are_created_once_with_the_configured_partitions(
     again = await KafkaBus.open(cfg.model_copy(update={"partitions": 5}), 2_000_000)
     await again.close()
     assert (await topic_layout(kafka_broker.bootstrap, names)) == layout
-
-
-async def test_keys_keep_order_headers_and_tombstones_survive(kafka_broker: KafkaEndpoint) -> None:
-    cfg = bus_config(kafka_broker.bootstrap)
-    bus = await KafkaBus.open(cfg, 1_000_000)
-    topic, group = Topics(cfg.topic_prefix).documents, f"g-{uuid.uuid4().hex}"
-    sent = [
-        OutgoingRecord(f"ws/doc-{n % 5}", f"v{n}".encode(), (("traceparent", TRACEPARENT),))
-        for n in range(40)
-    ]
-    sent.append(OutgoingRecord("ws/doc-0", None))
-    try:
-        await bus.publisher.publish(topic, sent)
-        consumer = bus.consumer(group, [topic])
-        got = await poll_until(consumer, len(sent))
-    finally:
-        await bus.close()
-    by_key: dict[str, list[BusRecord]] = defaultdict(list)
-    for record in got:
-        by_key[record.key].append(record)
-    for key, records in by_key.items():
-        assert len({r.partition for r in records}) == 1, key
-        assert [r.value for r in records] == [r.value for r in sent if r.key == key]
-        assert [r.offset for r in records] == sorted(r.offset for r in records)
-    assert by_key["ws/doc-0"][-1].value is None
-    assert all(r.header("traceparent") == TRACEPARENT for r in got if r.value is not None)
-    assert all(r.timestamp > 1e9 for r in got)
 
 
 async def test_commit_is_per_partition_and_uncommitted_records_come_again(

@@ -12,7 +12,6 @@ import pytest
 
 from tests.support.kafka_indexer import (
     KafkaDeployment,
-    RagstreamProcess,
     document,
     dump,
     events,
@@ -21,6 +20,7 @@ from tests.support.kafka_indexer import (
     read_topic,
     wait_until,
 )
+from tests.support.server import RagstreamProcess
 
 if TYPE_CHECKING:  # the fixture module is loaded by tests/conftest.py as a plugin
     from tests.support.kafka import KafkaEndpoint

@@ -12,13 +12,13 @@ import pytest
 from ragstream.common.models import DocState
 from tests.support.kafka_indexer import (
     KafkaDeployment,
-    RagstreamProcess,
     document,
     documents,
     dump,
     events,
     wait_until,
 )
+from tests.support.server import RagstreamProcess
 
 if TYPE_CHECKING:  # the fixture module is loaded by tests/conftest.py as a plugin
     from tests.support.kafka import KafkaEndpoint

@@ -28,10 +28,13 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from pathlib import Path
 
 import pytest
+from elasticsearch import AsyncElasticsearch
+
+from ragstream.common.storage.elastic.layout import IndexLayout
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "scripts" / "elasticsearch.sh"
@@ -174,3 +177,32 @@ def elasticsearch_node() -> Iterator[ElasticsearchNode]:
 def unique_index(prefix: str) -> str:
     """An index name that no other test of the session uses (lowercase, as ES requires)."""
     return f"{prefix}-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture
+async def es_client(elasticsearch_node: ElasticsearchNode) -> AsyncIterator[AsyncElasticsearch]:
+    client = AsyncElasticsearch(elasticsearch_node.url, request_timeout=30)
+    try:
+        yield client
+    finally:
+        await client.close()
+
+
+async def drop_prefix(client: AsyncElasticsearch, prefix: str) -> None:
+    """Deletes the prefix's indices and templates by name (wildcard deletes are refused)."""
+    indices = await client.indices.get(index=f"{prefix}-*", expand_wildcards="all")
+    if indices.body:
+        await client.indices.delete(index=",".join(indices.body))
+    templates = await client.indices.get_index_template(name=f"{prefix}-*")
+    for template in templates["index_templates"]:
+        await client.indices.delete_index_template(name=template["name"])
+
+
+@pytest.fixture
+async def layout(es_client: AsyncElasticsearch) -> AsyncIterator[IndexLayout]:
+    """A prefix of its own per test; its indices and templates are removed afterwards."""
+    prefix = f"t{uuid.uuid4().hex[:10]}"
+    try:
+        yield IndexLayout(prefix)
+    finally:
+        await drop_prefix(es_client, prefix)

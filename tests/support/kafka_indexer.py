@@ -10,12 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
-import subprocess
-import sys
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,7 +20,6 @@ from typing import Any
 from aiokafka import AIOKafkaConsumer
 from aiokafka.admin import AIOKafkaAdminClient
 
-from ragstream.cli.demo import wait_serving
 from ragstream.common.bus.kafka import KafkaBus
 from ragstream.common.bus.kafka_consumer import bus_record
 from ragstream.common.bus.protocols import BusRecord, OutgoingRecord
@@ -34,7 +30,7 @@ from ragstream.common.models import Collection, DocState, DocumentRecord
 from ragstream.common.storage.sqlite.db import Database
 from ragstream.common.storage.sqlite.documents import SqliteDocumentStore
 from ragstream.common.storage.sqlite.search import SqliteSearchStore
-from tests.support.server import free_port
+from tests.support.server import RagstreamProcess
 
 WORKSPACE = "kafka"
 MAX_DOCUMENT_BYTES = 200_000
@@ -99,65 +95,6 @@ class KafkaDeployment:
             await bus.publisher.publish(self.topics.documents, records)
         finally:
             await bus.close()
-
-
-class RagstreamProcess:
-    """A `ragstream` server process; start, kill -9 or SIGTERM it like an operator would.
-    Started means grpc.health.v1 on `address` reports SERVING."""
-
-    def __init__(self, env: Mapping[str, str], log_path: Path, *args: str) -> None:
-        self.address = f"127.0.0.1:{free_port()}"
-        self.log_path = log_path
-        self._args = [*args, self.address]
-        self._env = dict(env)
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self, timeout_s: float = 60) -> RagstreamProcess:
-        command = [sys.executable, "-m", "ragstream.cli.main", *self._args]
-        with self.log_path.open("ab") as log:
-            self.process = subprocess.Popen(
-                command, stdout=log, stderr=subprocess.STDOUT, env=self._env
-            )
-        asyncio.run(self._wait_serving(timeout_s))
-        return self
-
-    async def _wait_serving(self, timeout_s: float) -> None:
-        assert self.process is not None
-        try:
-            await wait_serving(self.address, self.process, timeout_s)
-        except (RuntimeError, TimeoutError) as exc:
-            raise type(exc)(f"{exc}:\n{self.log()}") from None
-
-    def exited(self) -> bool:
-        return self.process is None or self.process.poll() is not None
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")[-6000:] if self.log_path.exists() else ""
-
-    def kill(self) -> None:
-        """SIGKILL: no cleanup, no commit, no leaving the group, exactly like a crash."""
-        assert self.process is not None
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(timeout=10)
-
-    def terminate(self, timeout_s: float = 30) -> tuple[int, float]:
-        """SIGTERM; the exit code and the seconds it took to exit."""
-        assert self.process is not None
-        began = time.monotonic()
-        self.process.send_signal(signal.SIGTERM)
-        try:
-            code = self.process.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-            raise
-        return code, time.monotonic() - began
-
-    def stop(self) -> None:
-        """Ends the process however it is doing (test cleanup)."""
-        if self.process is not None and self.process.poll() is None:
-            self.process.kill()
-            self.process.wait()
 
 
 def document(i: int, paragraphs: int = 12, version: int = 1) -> DocumentChange:

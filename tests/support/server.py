@@ -1,13 +1,20 @@
-"""Runs a real `ragstream serve` process for end-to-end tests."""
+"""Runs real `ragstream` processes (`serve`, `indexer`) for end-to-end and integration tests.
+
+`RagstreamProcess` is any `ragstream` command that listens on a loopback address; started
+means grpc.health.v1 on that address reports SERVING. `ServeProcess` is `ragstream serve`
+on a data directory, the embedded deployment most tests use.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -22,31 +29,26 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-class ServeProcess:
-    """`ragstream serve` on a data directory; start/stop/kill like an operator would."""
+class RagstreamProcess:
+    """`ragstream ARGS... ADDRESS`; start, kill -9 or SIGTERM it like an operator would.
 
-    def __init__(self, data_dir: Path, env: Mapping[str, str] | None = None) -> None:
-        self.data_dir = data_dir
+    The last argument given is the option that takes the address (`--listen`,
+    `--health-listen`); the process's output goes to `log_path`.
+    """
+
+    def __init__(self, env: Mapping[str, str], log_path: Path, *args: str) -> None:
         self.address = f"127.0.0.1:{free_port()}"
-        self.log_path = data_dir.parent / f"{data_dir.name}-server.log"
-        self._env = {**os.environ, "RAGSTREAM_EMBEDDING__PROVIDER": "hash", **(env or {})}
+        self.log_path = log_path
+        self._args = [*args, self.address]
+        self._env = dict(env)
         self.process: subprocess.Popen[bytes] | None = None
 
-    def start(self, timeout_s: float = 60) -> ServeProcess:
-        command = [
-            sys.executable,
-            "-m",
-            "ragstream.cli.main",
-            "serve",
-            "--data-dir",
-            str(self.data_dir),
-            "--listen",
-            self.address,
-        ]
-        log = self.log_path.open("ab")
-        self.process = subprocess.Popen(
-            command, stdout=log, stderr=subprocess.STDOUT, env=self._env
-        )
+    def start(self, timeout_s: float = 60) -> RagstreamProcess:
+        command = [sys.executable, "-m", "ragstream.cli.main", *self._args]
+        with self.log_path.open("ab") as log:
+            self.process = subprocess.Popen(
+                command, stdout=log, stderr=subprocess.STDOUT, env=self._env
+            )
         asyncio.run(self._wait_serving(timeout_s))
         return self
 
@@ -57,22 +59,60 @@ class ServeProcess:
         except (RuntimeError, TimeoutError) as exc:
             raise type(exc)(f"{exc}:\n{self.log()}") from None
 
+    def __enter__(self) -> RagstreamProcess:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    def exited(self) -> bool:
+        return self.process is None or self.process.poll() is not None
+
     def log(self) -> str:
-        return self.log_path.read_text(errors="replace")[-5000:] if self.log_path.exists() else ""
+        return self.log_path.read_text(errors="replace")[-6000:] if self.log_path.exists() else ""
 
     def kill(self) -> None:
-        """SIGKILL: no cleanup, exactly like a crash."""
+        """SIGKILL: no cleanup, no commit, no leaving a group, exactly like a crash."""
         assert self.process is not None
         self.process.send_signal(signal.SIGKILL)
         self.process.wait(timeout=10)
 
-    def stop(self) -> int:
+    def terminate(self, timeout_s: float = 30) -> tuple[int, float]:
+        """SIGTERM; the exit code and the seconds it took to exit."""
         assert self.process is not None
+        began = time.monotonic()
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            code = self.process.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+            raise
+        return code, time.monotonic() - began
+
+    def stop(self) -> int | None:
+        """SIGTERM, then SIGKILL after 30 s; the exit code (test cleanup)."""
+        if self.process is None:
+            return None
         if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+            with contextlib.suppress(subprocess.TimeoutExpired):  # killed by terminate()
+                self.terminate()
         return self.process.returncode
+
+
+class ServeProcess(RagstreamProcess):
+    """`ragstream serve` on a data directory, with the hashed embedder unless `env` says
+    otherwise."""
+
+    def __init__(self, data_dir: Path, env: Mapping[str, str] | None = None) -> None:
+        self.data_dir = data_dir
+        environment = {**os.environ, "RAGSTREAM_EMBEDDING__PROVIDER": "hash", **(env or {})}
+        log_path = data_dir.parent / f"{data_dir.name}-server.log"
+        super().__init__(environment, log_path, "serve", "--data-dir", str(data_dir), "--listen")
+
+    def start(self, timeout_s: float = 60) -> ServeProcess:
+        super().start(timeout_s)
+        return self
+
+    def __enter__(self) -> ServeProcess:
+        return self.start()
