@@ -1,4 +1,4 @@
-"""Stage 1 of indexing, per document (DESIGN.md section 4).
+"""Stage 1 of indexing, per document (docs/architecture.md, "Indexing").
 
 Every step is idempotent, so a replayed or duplicated event leaves the index as one
 delivery would: a version not newer than the stored one is skipped unless the stored

@@ -1,4 +1,5 @@
-"""Reranking the merged chunks of a query with a cross-encoder (DESIGN.md section 5, step 5).
+"""Reranking the merged chunks of a query with a cross-encoder (docs/architecture.md,
+"Query", step 8).
 
 The step never fails a query: without a reranker it is skipped, and a reranker that still
 fails after its retries leaves the retrieval order in place; the response's notes say which.
