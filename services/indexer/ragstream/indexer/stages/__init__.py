@@ -1,1 +1,2 @@
-"""Indexing stages, one module each, in pipeline order: chunk, write (embed + store)."""
+"""Indexing stages in pipeline order: chunk, write (embed + store), extract, ledger (stage 1,
+per document, composed by indexer/documents.py) and merge (stage 2, per entity or relation)."""
