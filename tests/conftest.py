@@ -4,4 +4,11 @@ Registered as plugins (not imported into test modules) so that a session never s
 second broker or node.
 """
 
+from hypothesis import settings
+
 pytest_plugins = ["tests.support.kafka", "tests.support.elasticsearch"]
+
+# Property tests assert behaviour, never speed: no per-example deadline (hypothesis's
+# default 200 ms would make them timed tests on a loaded machine).
+settings.register_profile("ragstream", deadline=None)
+settings.load_profile("ragstream")

@@ -30,3 +30,21 @@ def test_fusion_is_sorted_and_covers_every_item(rankings: list[list[int]]) -> No
     scores = [score for _, score in fused]
     assert scores == sorted(scores, reverse=True)
     assert {item for item, _ in fused} == {item for ranking in rankings for item in ranking}
+
+
+def test_sub_query_rankings_fuse_by_rrf_and_one_ranking_stays_as_it_is() -> None:
+    import numpy as np
+
+    from ragstream.common.models import Hit, SearchRecord
+    from ragstream.query.stages.retrieve import fuse_rankings
+
+    def hits(*ids: str) -> list[Hit]:
+        return [
+            Hit(SearchRecord(i, "ws", i, (), np.zeros(2, dtype=np.float32), ()), 1.0) for i in ids
+        ]
+
+    question, first, second = hits("a", "b"), hits("c", "b"), hits("d", "b")
+    fused = fuse_rankings([question, first, second], limit=3, rrf_k=60)
+    assert [h.record.id for h in fused] == ["b", "a", "c"]  # found by all three, then ties
+    assert fused[0].score == 3 / 62
+    assert fuse_rankings([question], limit=1, rrf_k=60) == question

@@ -147,6 +147,67 @@ func (ChunkPickMethod) EnumDescriptor() ([]byte, []int) {
 	return file_ragstream_v1_query_proto_rawDescGZIP(), []int{1}
 }
 
+// How the question is rewritten by the LLM before the searches. Rewriting costs
+// one LLM call per new question (cached after that); measure what it gains on
+// your own evaluation set before turning it on.
+type QueryRewrite int32
+
+const (
+	// The server default (`query.rewrite`, NONE unless configured).
+	QueryRewrite_QUERY_REWRITE_UNSPECIFIED QueryRewrite = 0
+	// The question as asked.
+	QueryRewrite_QUERY_REWRITE_NONE QueryRewrite = 1
+	// HyDE: the dense searches embed a short hypothetical answer written by the
+	// LLM instead of the question; BM25 still searches the question's words.
+	QueryRewrite_QUERY_REWRITE_HYDE QueryRewrite = 2
+	// The LLM splits the question into up to max_sub_queries sub-queries; the
+	// chunk search runs for the question and each sub-query, fused by RRF.
+	QueryRewrite_QUERY_REWRITE_MULTI_QUERY QueryRewrite = 3
+)
+
+// Enum value maps for QueryRewrite.
+var (
+	QueryRewrite_name = map[int32]string{
+		0: "QUERY_REWRITE_UNSPECIFIED",
+		1: "QUERY_REWRITE_NONE",
+		2: "QUERY_REWRITE_HYDE",
+		3: "QUERY_REWRITE_MULTI_QUERY",
+	}
+	QueryRewrite_value = map[string]int32{
+		"QUERY_REWRITE_UNSPECIFIED": 0,
+		"QUERY_REWRITE_NONE":        1,
+		"QUERY_REWRITE_HYDE":        2,
+		"QUERY_REWRITE_MULTI_QUERY": 3,
+	}
+)
+
+func (x QueryRewrite) Enum() *QueryRewrite {
+	p := new(QueryRewrite)
+	*p = x
+	return p
+}
+
+func (x QueryRewrite) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (QueryRewrite) Descriptor() protoreflect.EnumDescriptor {
+	return file_ragstream_v1_query_proto_enumTypes[2].Descriptor()
+}
+
+func (QueryRewrite) Type() protoreflect.EnumType {
+	return &file_ragstream_v1_query_proto_enumTypes[2]
+}
+
+func (x QueryRewrite) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use QueryRewrite.Descriptor instead.
+func (QueryRewrite) EnumDescriptor() ([]byte, []int) {
+	return file_ragstream_v1_query_proto_rawDescGZIP(), []int{2}
+}
+
 // One earlier turn of the conversation, given to the LLM before the question.
 type ChatMessage struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -257,8 +318,15 @@ type QueryParams struct {
 	// Unset: true. Accepted for LightRAG compatibility; every response carries
 	// its references whatever this says.
 	IncludeReferences *bool `protobuf:"varint,19,opt,name=include_references,json=includeReferences,proto3,oneof" json:"include_references,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// How the question is rewritten before the searches. Without an LLM
+	// configured, or when the LLM fails or the deadline is near, the plain
+	// question is used and the response's notes say so.
+	Rewrite QueryRewrite `protobuf:"varint,20,opt,name=rewrite,proto3,enum=ragstream.v1.QueryRewrite" json:"rewrite,omitempty"`
+	// MULTI_QUERY: at most this many sub-queries, 0 to 8. 0: the server default
+	// (`query.max_sub_queries`, 3 unless configured).
+	MaxSubQueries int32 `protobuf:"varint,21,opt,name=max_sub_queries,json=maxSubQueries,proto3" json:"max_sub_queries,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *QueryParams) Reset() {
@@ -422,6 +490,20 @@ func (x *QueryParams) GetIncludeReferences() bool {
 		return *x.IncludeReferences
 	}
 	return false
+}
+
+func (x *QueryParams) GetRewrite() QueryRewrite {
+	if x != nil {
+		return x.Rewrite
+	}
+	return QueryRewrite_QUERY_REWRITE_UNSPECIFIED
+}
+
+func (x *QueryParams) GetMaxSubQueries() int32 {
+	if x != nil {
+		return x.MaxSubQueries
+	}
+	return 0
 }
 
 // A question for Query.
@@ -1603,7 +1685,7 @@ const file_ragstream_v1_query_proto_rawDesc = "" +
 	"\x18ragstream/v1/query.proto\x12\fragstream.v1\x1a\x19ragstream/v1/common.proto\";\n" +
 	"\vChatMessage\x12\x12\n" +
 	"\x04role\x18\x01 \x01(\tR\x04role\x12\x18\n" +
-	"\acontent\x18\x02 \x01(\tR\acontent\"\x99\a\n" +
+	"\acontent\x18\x02 \x01(\tR\acontent\"\xf7\a\n" +
 	"\vQueryParams\x12+\n" +
 	"\x04mode\x18\x01 \x01(\x0e2\x17.ragstream.v1.QueryModeR\x04mode\x12\x13\n" +
 	"\x05top_k\x18\x02 \x01(\x05R\x04topK\x12\x1e\n" +
@@ -1627,7 +1709,9 @@ const file_ragstream_v1_query_proto_rawDesc = "" +
 	"hlKeywords\x12\x1f\n" +
 	"\vll_keywords\x18\x12 \x03(\tR\n" +
 	"llKeywords\x122\n" +
-	"\x12include_references\x18\x13 \x01(\bH\x02R\x11includeReferences\x88\x01\x01B\x13\n" +
+	"\x12include_references\x18\x13 \x01(\bH\x02R\x11includeReferences\x88\x01\x01\x124\n" +
+	"\arewrite\x18\x14 \x01(\x0e2\x1a.ragstream.v1.QueryRewriteR\arewrite\x12&\n" +
+	"\x0fmax_sub_queries\x18\x15 \x01(\x05R\rmaxSubQueriesB\x13\n" +
 	"\x11_cosine_thresholdB\x10\n" +
 	"\x0e_enable_rerankB\x15\n" +
 	"\x13_include_references\"\xa9\x01\n" +
@@ -1727,7 +1811,12 @@ const file_ragstream_v1_query_proto_rawDesc = "" +
 	"\x0fChunkPickMethod\x12!\n" +
 	"\x1dCHUNK_PICK_METHOD_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18CHUNK_PICK_METHOD_VECTOR\x10\x01\x12\x1c\n" +
-	"\x18CHUNK_PICK_METHOD_WEIGHT\x10\x022\xf1\x01\n" +
+	"\x18CHUNK_PICK_METHOD_WEIGHT\x10\x02*|\n" +
+	"\fQueryRewrite\x12\x1d\n" +
+	"\x19QUERY_REWRITE_UNSPECIFIED\x10\x00\x12\x16\n" +
+	"\x12QUERY_REWRITE_NONE\x10\x01\x12\x16\n" +
+	"\x12QUERY_REWRITE_HYDE\x10\x02\x12\x1d\n" +
+	"\x19QUERY_REWRITE_MULTI_QUERY\x10\x032\xf1\x01\n" +
 	"\fQueryService\x12@\n" +
 	"\x05Query\x12\x1a.ragstream.v1.QueryRequest\x1a\x1b.ragstream.v1.QueryResponse\x12T\n" +
 	"\vStreamQuery\x12 .ragstream.v1.StreamQueryRequest\x1a!.ragstream.v1.StreamQueryResponse0\x01\x12I\n" +
@@ -1747,69 +1836,71 @@ func file_ragstream_v1_query_proto_rawDescGZIP() []byte {
 	return file_ragstream_v1_query_proto_rawDescData
 }
 
-var file_ragstream_v1_query_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_ragstream_v1_query_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
 var file_ragstream_v1_query_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_ragstream_v1_query_proto_goTypes = []any{
 	(QueryMode)(0),              // 0: ragstream.v1.QueryMode
 	(ChunkPickMethod)(0),        // 1: ragstream.v1.ChunkPickMethod
-	(*ChatMessage)(nil),         // 2: ragstream.v1.ChatMessage
-	(*QueryParams)(nil),         // 3: ragstream.v1.QueryParams
-	(*QueryRequest)(nil),        // 4: ragstream.v1.QueryRequest
-	(*StreamQueryRequest)(nil),  // 5: ragstream.v1.StreamQueryRequest
-	(*RetrieveRequest)(nil),     // 6: ragstream.v1.RetrieveRequest
-	(*ContextEntity)(nil),       // 7: ragstream.v1.ContextEntity
-	(*ContextRelation)(nil),     // 8: ragstream.v1.ContextRelation
-	(*ContextChunk)(nil),        // 9: ragstream.v1.ContextChunk
-	(*Keywords)(nil),            // 10: ragstream.v1.Keywords
-	(*Context)(nil),             // 11: ragstream.v1.Context
-	(*Reference)(nil),           // 12: ragstream.v1.Reference
-	(*Providers)(nil),           // 13: ragstream.v1.Providers
-	(*StageTiming)(nil),         // 14: ragstream.v1.StageTiming
-	(*QueryResponse)(nil),       // 15: ragstream.v1.QueryResponse
-	(*RetrieveResponse)(nil),    // 16: ragstream.v1.RetrieveResponse
-	(*StreamQueryResponse)(nil), // 17: ragstream.v1.StreamQueryResponse
-	(*StreamQueryEnd)(nil),      // 18: ragstream.v1.StreamQueryEnd
-	(*SearchFilter)(nil),        // 19: ragstream.v1.SearchFilter
+	(QueryRewrite)(0),           // 2: ragstream.v1.QueryRewrite
+	(*ChatMessage)(nil),         // 3: ragstream.v1.ChatMessage
+	(*QueryParams)(nil),         // 4: ragstream.v1.QueryParams
+	(*QueryRequest)(nil),        // 5: ragstream.v1.QueryRequest
+	(*StreamQueryRequest)(nil),  // 6: ragstream.v1.StreamQueryRequest
+	(*RetrieveRequest)(nil),     // 7: ragstream.v1.RetrieveRequest
+	(*ContextEntity)(nil),       // 8: ragstream.v1.ContextEntity
+	(*ContextRelation)(nil),     // 9: ragstream.v1.ContextRelation
+	(*ContextChunk)(nil),        // 10: ragstream.v1.ContextChunk
+	(*Keywords)(nil),            // 11: ragstream.v1.Keywords
+	(*Context)(nil),             // 12: ragstream.v1.Context
+	(*Reference)(nil),           // 13: ragstream.v1.Reference
+	(*Providers)(nil),           // 14: ragstream.v1.Providers
+	(*StageTiming)(nil),         // 15: ragstream.v1.StageTiming
+	(*QueryResponse)(nil),       // 16: ragstream.v1.QueryResponse
+	(*RetrieveResponse)(nil),    // 17: ragstream.v1.RetrieveResponse
+	(*StreamQueryResponse)(nil), // 18: ragstream.v1.StreamQueryResponse
+	(*StreamQueryEnd)(nil),      // 19: ragstream.v1.StreamQueryEnd
+	(*SearchFilter)(nil),        // 20: ragstream.v1.SearchFilter
 }
 var file_ragstream_v1_query_proto_depIdxs = []int32{
 	0,  // 0: ragstream.v1.QueryParams.mode:type_name -> ragstream.v1.QueryMode
 	1,  // 1: ragstream.v1.QueryParams.kg_chunk_pick_method:type_name -> ragstream.v1.ChunkPickMethod
-	2,  // 2: ragstream.v1.QueryParams.conversation_history:type_name -> ragstream.v1.ChatMessage
-	3,  // 3: ragstream.v1.QueryRequest.params:type_name -> ragstream.v1.QueryParams
-	19, // 4: ragstream.v1.QueryRequest.filter:type_name -> ragstream.v1.SearchFilter
-	3,  // 5: ragstream.v1.StreamQueryRequest.params:type_name -> ragstream.v1.QueryParams
-	19, // 6: ragstream.v1.StreamQueryRequest.filter:type_name -> ragstream.v1.SearchFilter
-	3,  // 7: ragstream.v1.RetrieveRequest.params:type_name -> ragstream.v1.QueryParams
-	19, // 8: ragstream.v1.RetrieveRequest.filter:type_name -> ragstream.v1.SearchFilter
-	7,  // 9: ragstream.v1.Context.entities:type_name -> ragstream.v1.ContextEntity
-	8,  // 10: ragstream.v1.Context.relations:type_name -> ragstream.v1.ContextRelation
-	9,  // 11: ragstream.v1.Context.chunks:type_name -> ragstream.v1.ContextChunk
-	10, // 12: ragstream.v1.Context.keywords:type_name -> ragstream.v1.Keywords
-	11, // 13: ragstream.v1.QueryResponse.context:type_name -> ragstream.v1.Context
-	12, // 14: ragstream.v1.QueryResponse.references:type_name -> ragstream.v1.Reference
-	13, // 15: ragstream.v1.QueryResponse.providers:type_name -> ragstream.v1.Providers
-	14, // 16: ragstream.v1.QueryResponse.timings:type_name -> ragstream.v1.StageTiming
-	0,  // 17: ragstream.v1.QueryResponse.mode:type_name -> ragstream.v1.QueryMode
-	11, // 18: ragstream.v1.RetrieveResponse.context:type_name -> ragstream.v1.Context
-	12, // 19: ragstream.v1.RetrieveResponse.references:type_name -> ragstream.v1.Reference
-	13, // 20: ragstream.v1.RetrieveResponse.providers:type_name -> ragstream.v1.Providers
-	14, // 21: ragstream.v1.RetrieveResponse.timings:type_name -> ragstream.v1.StageTiming
-	0,  // 22: ragstream.v1.RetrieveResponse.mode:type_name -> ragstream.v1.QueryMode
-	16, // 23: ragstream.v1.StreamQueryResponse.context:type_name -> ragstream.v1.RetrieveResponse
-	18, // 24: ragstream.v1.StreamQueryResponse.end:type_name -> ragstream.v1.StreamQueryEnd
-	14, // 25: ragstream.v1.StreamQueryEnd.timings:type_name -> ragstream.v1.StageTiming
-	13, // 26: ragstream.v1.StreamQueryEnd.providers:type_name -> ragstream.v1.Providers
-	4,  // 27: ragstream.v1.QueryService.Query:input_type -> ragstream.v1.QueryRequest
-	5,  // 28: ragstream.v1.QueryService.StreamQuery:input_type -> ragstream.v1.StreamQueryRequest
-	6,  // 29: ragstream.v1.QueryService.Retrieve:input_type -> ragstream.v1.RetrieveRequest
-	15, // 30: ragstream.v1.QueryService.Query:output_type -> ragstream.v1.QueryResponse
-	17, // 31: ragstream.v1.QueryService.StreamQuery:output_type -> ragstream.v1.StreamQueryResponse
-	16, // 32: ragstream.v1.QueryService.Retrieve:output_type -> ragstream.v1.RetrieveResponse
-	30, // [30:33] is the sub-list for method output_type
-	27, // [27:30] is the sub-list for method input_type
-	27, // [27:27] is the sub-list for extension type_name
-	27, // [27:27] is the sub-list for extension extendee
-	0,  // [0:27] is the sub-list for field type_name
+	3,  // 2: ragstream.v1.QueryParams.conversation_history:type_name -> ragstream.v1.ChatMessage
+	2,  // 3: ragstream.v1.QueryParams.rewrite:type_name -> ragstream.v1.QueryRewrite
+	4,  // 4: ragstream.v1.QueryRequest.params:type_name -> ragstream.v1.QueryParams
+	20, // 5: ragstream.v1.QueryRequest.filter:type_name -> ragstream.v1.SearchFilter
+	4,  // 6: ragstream.v1.StreamQueryRequest.params:type_name -> ragstream.v1.QueryParams
+	20, // 7: ragstream.v1.StreamQueryRequest.filter:type_name -> ragstream.v1.SearchFilter
+	4,  // 8: ragstream.v1.RetrieveRequest.params:type_name -> ragstream.v1.QueryParams
+	20, // 9: ragstream.v1.RetrieveRequest.filter:type_name -> ragstream.v1.SearchFilter
+	8,  // 10: ragstream.v1.Context.entities:type_name -> ragstream.v1.ContextEntity
+	9,  // 11: ragstream.v1.Context.relations:type_name -> ragstream.v1.ContextRelation
+	10, // 12: ragstream.v1.Context.chunks:type_name -> ragstream.v1.ContextChunk
+	11, // 13: ragstream.v1.Context.keywords:type_name -> ragstream.v1.Keywords
+	12, // 14: ragstream.v1.QueryResponse.context:type_name -> ragstream.v1.Context
+	13, // 15: ragstream.v1.QueryResponse.references:type_name -> ragstream.v1.Reference
+	14, // 16: ragstream.v1.QueryResponse.providers:type_name -> ragstream.v1.Providers
+	15, // 17: ragstream.v1.QueryResponse.timings:type_name -> ragstream.v1.StageTiming
+	0,  // 18: ragstream.v1.QueryResponse.mode:type_name -> ragstream.v1.QueryMode
+	12, // 19: ragstream.v1.RetrieveResponse.context:type_name -> ragstream.v1.Context
+	13, // 20: ragstream.v1.RetrieveResponse.references:type_name -> ragstream.v1.Reference
+	14, // 21: ragstream.v1.RetrieveResponse.providers:type_name -> ragstream.v1.Providers
+	15, // 22: ragstream.v1.RetrieveResponse.timings:type_name -> ragstream.v1.StageTiming
+	0,  // 23: ragstream.v1.RetrieveResponse.mode:type_name -> ragstream.v1.QueryMode
+	17, // 24: ragstream.v1.StreamQueryResponse.context:type_name -> ragstream.v1.RetrieveResponse
+	19, // 25: ragstream.v1.StreamQueryResponse.end:type_name -> ragstream.v1.StreamQueryEnd
+	15, // 26: ragstream.v1.StreamQueryEnd.timings:type_name -> ragstream.v1.StageTiming
+	14, // 27: ragstream.v1.StreamQueryEnd.providers:type_name -> ragstream.v1.Providers
+	5,  // 28: ragstream.v1.QueryService.Query:input_type -> ragstream.v1.QueryRequest
+	6,  // 29: ragstream.v1.QueryService.StreamQuery:input_type -> ragstream.v1.StreamQueryRequest
+	7,  // 30: ragstream.v1.QueryService.Retrieve:input_type -> ragstream.v1.RetrieveRequest
+	16, // 31: ragstream.v1.QueryService.Query:output_type -> ragstream.v1.QueryResponse
+	18, // 32: ragstream.v1.QueryService.StreamQuery:output_type -> ragstream.v1.StreamQueryResponse
+	17, // 33: ragstream.v1.QueryService.Retrieve:output_type -> ragstream.v1.RetrieveResponse
+	31, // [31:34] is the sub-list for method output_type
+	28, // [28:31] is the sub-list for method input_type
+	28, // [28:28] is the sub-list for extension type_name
+	28, // [28:28] is the sub-list for extension extendee
+	0,  // [0:28] is the sub-list for field type_name
 }
 
 func init() { file_ragstream_v1_query_proto_init() }
@@ -1829,7 +1920,7 @@ func file_ragstream_v1_query_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ragstream_v1_query_proto_rawDesc), len(file_ragstream_v1_query_proto_rawDesc)),
-			NumEnums:      2,
+			NumEnums:      3,
 			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   1,

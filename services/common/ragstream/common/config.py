@@ -202,6 +202,12 @@ class QueryDefaults(Section):
     candidates: int = Field(50, ge=1, le=1000)
     """Hits each of BM25 and dense search contribute before fusion."""
     response_type: str = "Multiple Paragraphs"
+    rewrite: Literal["none", "hyde", "multi_query"] = "none"
+    """Query rewriting by the LLM before the searches (off by default: measure first)."""
+    max_sub_queries: int = Field(3, ge=1, le=8)
+    """multi_query: at most this many sub-queries besides the question."""
+    rewrite_min_seconds: float = Field(2.0, ge=0)
+    """Rewriting is skipped when less than this is left before the caller's deadline."""
 
 
 class BusConfig(Section):

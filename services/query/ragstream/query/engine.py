@@ -1,6 +1,6 @@
 """The query pipeline (docs/architecture.md, "Query"): one list of stages, run in order.
 
-    filter -> keywords -> embed -> search_entities -> search_relations -> search_chunks
+    filter -> keywords -> rewrite -> embed -> search_entities -> search_relations -> search_chunks
            -> graph_chunks -> fuse -> rerank -> budget            (retrieve)
            -> answer                                              (answer / stream_answer)
 
@@ -37,6 +37,7 @@ from ragstream.query.stages.merge import MergeSources
 from ragstream.query.stages.pick import GraphChunks
 from ragstream.query.stages.rerank import Reranking, RerankStage
 from ragstream.query.stages.retrieve import ChunkSearch
+from ragstream.query.stages.rewrite import RewriteStage
 from ragstream.query.types import Mode, QueryInput, QueryState, Retrieval, Stage
 
 
@@ -49,6 +50,7 @@ class QueryEngine:
         candidates: int = 50,
         rrf_k: int = 60,
         reranking: Reranking | None = None,
+        rewrite_min_seconds: float = 2.0,
     ) -> None:
         self._embedder = embedder
         self._chat = chat
@@ -56,6 +58,7 @@ class QueryEngine:
         self.stages: tuple[Stage, ...] = (
             FilterStage(stores.docs),
             KeywordStage(chat, stores.cache, stores.search),
+            RewriteStage(chat, stores.cache, rewrite_min_seconds),
             EmbedStage(embedder),
             EntitySearch(stores, candidates, rrf_k),
             RelationSearch(stores, candidates, rrf_k),

@@ -38,6 +38,7 @@ def build_engine(settings: Settings, backends: Backends) -> QueryEngine:
         candidates=settings.query.candidates,
         rrf_k=settings.query.rrf_k,
         reranking=reranking,
+        rewrite_min_seconds=settings.query.rewrite_min_seconds,
     )
 
 

@@ -36,6 +36,14 @@ class Mode(enum.StrEnum):
         return self in (Mode.NAIVE, Mode.MIX)
 
 
+class Rewrite(enum.StrEnum):
+    """How the LLM rewrites the question before the searches (stages/rewrite.py)."""
+
+    NONE = "none"
+    HYDE = "hyde"
+    MULTI_QUERY = "multi_query"
+
+
 @dataclass(frozen=True, slots=True)
 class QueryOptions:
     """LightRAG's query parameters with the server defaults filled in."""
@@ -59,6 +67,8 @@ class QueryOptions:
     hl_keywords: tuple[str, ...] = ()
     ll_keywords: tuple[str, ...] = ()
     include_references: bool = True
+    rewrite: Rewrite = Rewrite.NONE
+    max_sub_queries: int = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +167,10 @@ class QueryState:
     relation_groups: list[list[ContextRelation]] = field(default_factory=list)
     chunk_hits: list[Hit] = field(default_factory=list)
     """The chunk search's hits (naive and mix)."""
+    hypothetical: str = ""
+    """HyDE: the LLM's hypothetical answer, embedded for the dense searches instead."""
+    sub_queries: tuple[str, ...] = ()
+    """multi_query: the LLM's sub-queries, searched beside the question (stages/rewrite.py)."""
     graph_sources: list[list[str]] = field(default_factory=list)
     """Chunk ids picked for the entities, then for the relations."""
     done: bool = False

@@ -30,10 +30,11 @@ class EmbedStage:
     async def run(self, state: QueryState, span: Span) -> None:
         mode, keywords = state.q.options.mode, state.result.keywords
         state.texts = {
-            "query": state.q.query,
+            "query": state.hypothetical or state.q.query,
             "low": ", ".join(keywords.low) if mode.searches_entities else "",
             "high": ", ".join(keywords.high) if mode.searches_relations else "",
         }
+        state.texts.update({f"sub:{i}": text for i, text in enumerate(state.sub_queries)})
         state.vectors = await embed_all(self._embedder, list(state.texts.values()))
         annotate(span, texts=len(state.vectors))
 

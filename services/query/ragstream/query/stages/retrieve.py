@@ -101,17 +101,35 @@ class ChunkSearch:
         return True  # timed in every mode, so every response reports the same stages
 
     async def run(self, state: QueryState, current: Span) -> None:
-        q = state.q
-        if q.options.mode.searches_chunks:
-            spec = SearchSpec(
-                q.workspace,
-                analyze(q.query),
-                state.vector("query"),
-                state.search_filter(),
-                max(self._candidates, q.options.chunk_top_k),
-                q.options.chunk_top_k,
-                self._rrf_k,
-                q.options.cosine_threshold,
+        if state.q.options.mode.searches_chunks:
+            searches = [(state.q.query, "query")]
+            searches += [(text, f"sub:{i}") for i, text in enumerate(state.sub_queries)]
+            rankings = await asyncio.gather(
+                *(self._search(state, text, state.vector(name)) for text, name in searches)
             )
-            state.chunk_hits = await hybrid_search(self._store, Collection.CHUNKS, spec)
-        annotate(current, hits=len(state.chunk_hits))
+            state.chunk_hits = fuse_rankings(rankings, state.q.options.chunk_top_k, self._rrf_k)
+        annotate(current, hits=len(state.chunk_hits), searches=1 + len(state.sub_queries))
+
+    async def _search(self, state: QueryState, text: str, vector: Vector | None) -> list[Hit]:
+        o = state.q.options
+        spec = SearchSpec(
+            state.q.workspace,
+            analyze(text),
+            vector,
+            state.search_filter(),
+            max(self._candidates, o.chunk_top_k),
+            o.chunk_top_k,
+            self._rrf_k,
+            o.cosine_threshold,
+        )
+        return await hybrid_search(self._store, Collection.CHUNKS, spec)
+
+
+def fuse_rankings(rankings: Sequence[list[Hit]], limit: int, rrf_k: int) -> list[Hit]:
+    """One ranking as it is; several (the question and its sub-queries) fused by RRF."""
+    if len(rankings) == 1:
+        return rankings[0]
+    by_id = {hit.record.id: hit.record for ranking in rankings for hit in ranking}
+    ids = [[hit.record.id for hit in ranking] for ranking in rankings]
+    fused = reciprocal_rank_fusion(ids, k=rrf_k)[:limit]
+    return [Hit(by_id[rid], score) for rid, score in fused]

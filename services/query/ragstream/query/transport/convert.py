@@ -16,7 +16,14 @@ from typing import Literal
 from ragstream.common.config import QueryDefaults
 from ragstream.common.models import DocState, DocumentRecord, SearchFilter
 from ragstream.common.providers.llm import ChatMessage
-from ragstream.query.types import Mode, QueryInput, QueryOptions, Reference, Retrieval
+from ragstream.query.types import (
+    Mode,
+    QueryInput,
+    QueryOptions,
+    Reference,
+    Retrieval,
+    Rewrite,
+)
 from ragstream.v1 import common_pb2, query_pb2
 
 _MODES = {
@@ -36,6 +43,11 @@ _STATES = {
     DocState.DELETED: common_pb2.DOCUMENT_STATE_DELETED,
 }
 STATE_FROM_PROTO = {number: state for state, number in _STATES.items()}
+_REWRITES = {
+    query_pb2.QUERY_REWRITE_NONE: Rewrite.NONE,
+    query_pb2.QUERY_REWRITE_HYDE: Rewrite.HYDE,
+    query_pb2.QUERY_REWRITE_MULTI_QUERY: Rewrite.MULTI_QUERY,
+}
 _PICK_METHODS = {
     query_pb2.CHUNK_PICK_METHOD_VECTOR: "VECTOR",
     query_pb2.CHUNK_PICK_METHOD_WEIGHT: "WEIGHT",
@@ -111,6 +123,8 @@ def query_options(p: query_pb2.QueryParams, d: QueryDefaults) -> QueryOptions:
         hl_keywords=tuple(p.hl_keywords),
         ll_keywords=tuple(p.ll_keywords),
         include_references=p.include_references if p.HasField("include_references") else True,
+        rewrite=_REWRITES.get(p.rewrite, Rewrite(d.rewrite)),
+        max_sub_queries=p.max_sub_queries or d.max_sub_queries,
     )
 
 

@@ -268,6 +268,7 @@ QUERY_REQUEST: dict[str, tuple[Check, ...]] = {
     "params": (),
     "filter": (),
 }
+MAX_SUB_QUERIES = 8
 KEYWORDS = (count(0, MAX_KEYWORDS), each(not_blank, length(0, MAX_KEYWORD_CHARS)))
 BUDGET = (in_range(0, MAX_TOKEN_BUDGET),)
 
@@ -295,6 +296,8 @@ RULES: dict[str, dict[str, tuple[Check, ...]]] = {
         "hl_keywords": KEYWORDS,
         "ll_keywords": KEYWORDS,
         "include_references": (),
+        "rewrite": (known(query_pb2.QueryRewrite.DESCRIPTOR),),
+        "max_sub_queries": (in_range(0, MAX_SUB_QUERIES),),
     },
     "ragstream.v1.ChatMessage": {
         "role": (one_of(ROLES),),
