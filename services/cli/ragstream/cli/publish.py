@@ -36,6 +36,7 @@ def file_change(workspace: str, document: FileDocument) -> DocumentChange:
         deleted=False,
         content=document.content,
         file_path=str(document.path),
+        metadata=dict(document.metadata),
         timestamp=document.version / 1e9,
     )
 
