@@ -12,6 +12,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from ragstream.cli.client import Client
+from ragstream.cli.context import print_context
 from ragstream.cli.files import read_all
 from ragstream.cli.report import err, print_rpc_failure, print_skipped
 from ragstream.v1 import common_pb2, ingest_pb2, query_pb2
@@ -133,6 +134,8 @@ async def ask(
         return _rpc_error(exc, server)
     if as_json:
         out.print_json(json.dumps(json_format.MessageToDict(response)))
+    elif context_only:
+        print_context(response, out)
     else:
         print_answer(response)
     return 0
