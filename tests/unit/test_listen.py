@@ -48,3 +48,11 @@ async def test_a_second_grpc_server_cannot_share_a_port() -> None:
 async def test_an_unknown_host_is_named() -> None:
     with pytest.raises(ListenError, match="unknown host"):
         bind(grpc.aio.server(options=SERVER_OPTIONS), "no-such-host.invalid:0", None)
+
+
+def test_a_configured_listen_address_is_checked_the_same_way() -> None:
+    from ragstream.common.config import ConfigError, load_settings
+
+    with pytest.raises(ConfigError, match=r"server\.listen .*not from 0 to 65535"):
+        load_settings(server={"listen": "127.0.0.1:99999"})
+    assert load_settings(server={"listen": "[::1]:50051"}).server.listen == "[::1]:50051"
