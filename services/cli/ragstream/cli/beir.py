@@ -46,6 +46,29 @@ class BeirData:
     qrels: dict[str, dict[str, int]]
 
 
+class DatasetError(ValueError):
+    """The dataset folder is missing, incomplete or malformed; the message says which file."""
+
+
+DATASET_FILES = ("corpus.jsonl", "queries.jsonl", "qrels/{split}.tsv")
+
+
+def open_dataset(data: Path, split: str) -> BeirData:
+    """`load`, with a DatasetError naming the folder or file at fault instead of a traceback."""
+    layout = "a BEIR dataset folder holds " + ", ".join(DATASET_FILES).format(split=split)
+    if not data.is_dir():
+        raise DatasetError(f"--data {data}: no such folder ({layout})")
+    missing = [f for f in DATASET_FILES if not (data / f.format(split=split)).is_file()]
+    if missing:
+        names = ", ".join(f.format(split=split) for f in missing)
+        raise DatasetError(f"--data {data}: {names} missing ({layout})")
+    try:
+        return load(data, split)
+    except (OSError, ValueError, KeyError) as exc:  # JSONDecodeError is a ValueError
+        problem = f"{type(exc).__name__}: {exc}"
+        raise DatasetError(f"--data {data}: malformed dataset ({problem})") from None
+
+
 def load(data: Path, split: str) -> BeirData:
     qrels: dict[str, dict[str, int]] = {}
     lines = (data / "qrels" / f"{split}.tsv").read_text(encoding="utf-8").splitlines()
@@ -114,12 +137,13 @@ async def rank(
 async def run_beir(
     settings: Settings,
     data_dir: Path,
+    data: BeirData,
     split: str,
-    retriever: str,
+    retriever: Retriever,
     as_json: bool,
     index_dir: Path | None,
 ) -> None:
-    data = load(data_dir, split)
+    """`data`: the dataset at `data_dir`, as `open_dataset` checked and read it."""
     embedder = build_embedder(settings.embedding)
     if settings.storage.search == "sqlite":
         directory = index_dir or Path(settings.data_dir) / "beir-index"
@@ -128,7 +152,7 @@ async def run_beir(
         stack.push_async_callback(embedder.close)
         stores = await open_stores(Opening(settings, stack, embedder))
         await ensure_index(stores, embedder, data.corpus_path, settings)
-        rankings = await rank(stores.search, embedder, data, Retriever(retriever))
+        rankings = await rank(stores.search, embedder, data, retriever)
     report = {
         "dataset": data_dir.name,
         "split": split,

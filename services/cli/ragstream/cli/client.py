@@ -83,7 +83,11 @@ class Client:
                 workspace=workspace,
                 documents=[
                     ingest_pb2.DocumentInput(
-                        doc_id=d.doc_id, content=d.content, file_path=str(d.path), version=d.version
+                        doc_id=d.doc_id,
+                        content=d.content,
+                        file_path=str(d.path),
+                        version=d.version,
+                        metadata=d.metadata,
                     )
                     for d in batch
                 ],

@@ -12,11 +12,12 @@ from rich.progress import Progress
 from rich.table import Table
 
 from ragstream.cli.client import Client
+from ragstream.cli.context import print_context
 from ragstream.cli.files import read_all
+from ragstream.cli.report import err, print_rpc_failure, print_skipped
 from ragstream.v1 import common_pb2, ingest_pb2, query_pb2
 
 out = Console()
-err = Console(stderr=True)
 _MODES = {
     "local": query_pb2.QUERY_MODE_LOCAL,
     "global": query_pb2.QUERY_MODE_GLOBAL,
@@ -29,8 +30,7 @@ _MODES = {
 
 
 def _rpc_error(exc: grpc.aio.AioRpcError, server: str) -> int:
-    err.print(f"[red]error[/red] from {server}: {exc.code().name}: {exc.details()}")
-    return 2
+    return print_rpc_failure(exc, server)
 
 
 def state_name(state: int) -> str:
@@ -41,8 +41,7 @@ async def ingest(
     server: str, workspace: str, paths: list[Path], wait: bool, timeout_s: float
 ) -> int:
     documents, errors = read_all(paths)
-    for error in errors:
-        err.print(f"[red]skipped[/red] {error.path}: {error.reason}")
+    print_skipped(errors)
     try:
         async with Client(server) as client:
             published = await client.publish(workspace, documents)
@@ -57,6 +56,9 @@ async def ingest(
                 return 1 if errors_total else 0
     except grpc.aio.AioRpcError as exc:
         return _rpc_error(exc, server)
+    except TimeoutError as exc:
+        err.print(f"[red]error[/red]: {exc} after {timeout_s:g} s: see `ragstream status`")
+        return 2
     return 1 if errors else 0
 
 
@@ -132,6 +134,8 @@ async def ask(
         return _rpc_error(exc, server)
     if as_json:
         out.print_json(json.dumps(json_format.MessageToDict(response)))
+    elif context_only:
+        print_context(response, out)
     else:
         print_answer(response)
     return 0

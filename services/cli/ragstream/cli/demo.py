@@ -21,6 +21,7 @@ from rich.rule import Rule
 from ragstream.cli.client import Client
 from ragstream.cli.commands import _MODES, print_answer
 from ragstream.cli.files import read_all
+from ragstream.cli.report import print_skipped
 from ragstream.v1 import query_pb2
 
 out = Console()
@@ -61,8 +62,7 @@ async def wait_serving(address: str, server: subprocess.Popen[bytes], timeout_s:
 
 async def ingest_and_ask(address: str, corpus: Path, questions: list[dict[str, str]]) -> None:
     documents, errors = read_all([corpus])
-    for error in errors:
-        out.print(f"[red]skipped[/red] {error.path}: {error.reason}")
+    print_skipped(errors)
     async with Client(address) as client:
         started = time.monotonic()
         published = await client.publish(WORKSPACE, documents)

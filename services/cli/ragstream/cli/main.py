@@ -1,22 +1,32 @@
 """The `ragstream` command line: servers, client commands and evaluations.
 
-Each command parses its options and hands off to a module; no logic lives here.
+Each command parses its options and hands off to a module; no logic lives here. A mistake
+the user can fix (a bad option, config file or address, a server that is not there) is one
+line on stderr saying what to fix, and exit code 2; never a traceback.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 
 from ragstream.common.config import ConfigError, Settings, load_settings
 from ragstream.common.errors import BackendUnavailableError
+from ragstream.common.listen import ListenError, check_listen
 
-app = typer.Typer(help="Streaming knowledge-graph RAG.", no_args_is_help=True, add_completion=False)
+app = typer.Typer(
+    help="Streaming knowledge-graph RAG.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,  # locals can hold tokens and documents
+)
 eval_app = typer.Typer(help="Measure retrieval quality on public benchmarks.", no_args_is_help=True)
 app.add_typer(eval_app, name="eval")
 
@@ -24,14 +34,41 @@ ConfigOpt = Annotated[Path | None, typer.Option("--config", help="TOML config fi
 ServerOpt = Annotated[str, typer.Option("--server", help="host:port of ragstream serve.")]
 WorkspaceOpt = Annotated[str, typer.Option("--workspace", "-w", help="Tenant workspace.")]
 DEFAULT_SERVER = "127.0.0.1:50051"
+USER_ERRORS = (ConfigError, BackendUnavailableError, ListenError)
+"""What a user can fix; each carries a message that says how."""
+
+
+def _fail(message: str) -> NoReturn:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(2)
+
+
+@contextlib.contextmanager
+def _reported() -> Iterator[None]:
+    """Turns a user error into its one line and exit code 2."""
+    try:
+        yield
+    except USER_ERRORS as exc:
+        _fail(str(exc))
+
+
+def _choice(option: str, value: str, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        _fail(f"{option} {value!r} is not one of {', '.join(choices)}")
+    return value
+
+
+def _listen(option: str, address: str) -> None:
+    """Checked before anything starts; the server binds it again (and may still fail)."""
+    try:
+        check_listen(address)
+    except ListenError as exc:
+        _fail(f"{option}: {exc}")
 
 
 def _settings(config: Path | None, **overrides: object) -> Settings:
-    try:
+    with _reported():
         settings = load_settings(config, **{k: v for k, v in overrides.items() if v is not None})
-    except (ConfigError, BackendUnavailableError) as exc:
-        typer.echo(str(exc), err=True)
-        raise typer.Exit(2) from None
     logging.basicConfig(
         level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
@@ -53,12 +90,9 @@ def serve(
     from ragstream.cli.serve import serve as run
 
     settings = _settings(config, data_dir=data_dir)
-    address = listen or settings.server.listen
-    try:
-        asyncio.run(run(settings, address, with_indexer=not no_indexer))
-    except (ConfigError, BackendUnavailableError) as exc:
-        typer.echo(str(exc), err=True)
-        raise typer.Exit(2) from None
+    _listen("--listen" if listen else "server.listen", listen or settings.server.listen)
+    with _reported():
+        asyncio.run(run(settings, listen or settings.server.listen, with_indexer=not no_indexer))
 
 
 @app.command()
@@ -84,9 +118,7 @@ def ingest(
 
         settings = _settings(config)
         sys.exit(asyncio.run(ingest_to_kafka(settings, workspace, paths, wait, timeout, server)))
-    if bus != "grpc":
-        typer.echo(f"--bus must be grpc or kafka, not {bus!r}", err=True)
-        raise typer.Exit(2)
+    _choice("--bus", bus, ("grpc", "kafka"))
     from ragstream.cli.commands import ingest as run
 
     sys.exit(asyncio.run(run(server, workspace, paths, wait, timeout)))
@@ -101,15 +133,12 @@ def indexer(
     config: ConfigOpt = None,
 ) -> None:
     """Run the indexer alone: one member of the consumer group on the configured bus."""
-    from ragstream.common.bus.kafka_admin import KafkaUnavailableError
     from ragstream.indexer.main import run_indexer
 
+    _listen("--health-listen", health_listen)
     settings = _settings(config)
-    try:
+    with _reported():
         asyncio.run(run_indexer(settings, health_listen))
-    except (ConfigError, KafkaUnavailableError) as exc:
-        typer.echo(str(exc), err=True)
-        raise typer.Exit(2) from None
 
 
 @app.command()
@@ -167,11 +196,9 @@ def reindex(
     from ragstream.cli.reindex import run_reindex
 
     settings = _settings(config)
-    try:
-        sys.exit(asyncio.run(run_reindex(settings, delete_old, cleanup)))
-    except (ConfigError, BackendUnavailableError) as exc:
-        typer.echo(str(exc), err=True)
-        raise typer.Exit(2) from None
+    with _reported():
+        code = asyncio.run(run_reindex(settings, delete_old, cleanup))
+    sys.exit(code)
 
 
 @eval_app.command("beir")
@@ -186,10 +213,17 @@ def eval_beir(
     config: ConfigOpt = None,
 ) -> None:
     """nDCG@10 and recall@10/@100 of a retriever on a BEIR dataset."""
-    from ragstream.cli.beir import run_beir
+    from ragstream.cli.beir import DatasetError, open_dataset, run_beir
+    from ragstream.query.stages.retrieve import Retriever
 
+    chosen = Retriever(_choice("--retriever", retriever, tuple(Retriever)))
+    try:
+        dataset = open_dataset(data, split)
+    except DatasetError as exc:
+        _fail(str(exc))
     settings = _settings(config)
-    asyncio.run(run_beir(settings, data, split, retriever, as_json, index_dir))
+    with _reported():
+        asyncio.run(run_beir(settings, data, dataset, split, chosen, as_json, index_dir))
 
 
 @eval_app.command("multihop")
@@ -205,10 +239,19 @@ def eval_multihop(
     config: ConfigOpt = None,
 ) -> None:
     """Passage recall@2 and @5 of a query mode on a multi-hop QA set."""
+    from ragstream.cli.beir import DatasetError, open_dataset
     from ragstream.cli.multihop import run_multihop
+    from ragstream.query.types import Mode
 
+    modes = tuple(m for m in Mode if m is not Mode.BYPASS)
+    chosen = Mode(_choice("--mode", mode, modes))
+    try:
+        dataset = open_dataset(data, "test")
+    except DatasetError as exc:
+        _fail(str(exc))
     settings = _settings(config, data_dir=index_dir or Path(f"ragstream-eval-{data.name}"))
-    asyncio.run(run_multihop(settings, data, mode, as_json))
+    with _reported():
+        asyncio.run(run_multihop(settings, data, dataset, chosen, as_json))
 
 
 @app.command()

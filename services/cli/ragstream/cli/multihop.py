@@ -16,7 +16,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from ragstream.cli.beir import load
+from ragstream.cli.beir import BeirData
 from ragstream.cli.local_index import publish, running_indexer, wait_current
 from ragstream.common.config import Settings
 from ragstream.common.events import DocumentChange
@@ -41,8 +41,10 @@ def passages(corpus: Path) -> Iterator[DocumentChange]:
             yield DocumentChange(WORKSPACE, row["_id"], 1, False, text, row["_id"])
 
 
-async def run_multihop(settings: Settings, data_dir: Path, mode: str, as_json: bool) -> None:
-    data = load(data_dir, "test")
+async def run_multihop(
+    settings: Settings, data_dir: Path, data: BeirData, mode: Mode, as_json: bool
+) -> None:
+    """`data`: the set at `data_dir`, as `open_dataset` checked and read it (split test)."""
     marker = settings.data_dir / "INDEX_COMPLETE"
     async with running_indexer(settings) as backends:
         if not marker.exists():
@@ -54,7 +56,7 @@ async def run_multihop(settings: Settings, data_dir: Path, mode: str, as_json: b
             out.print(f"indexed in {time.monotonic() - started:.0f} s")
         engine = build_engine(settings, backends)
         options = replace(
-            query_options(query_pb2.QueryParams(chunk_top_k=10), settings.query), mode=Mode(mode)
+            query_options(query_pb2.QueryParams(chunk_top_k=10), settings.query), mode=mode
         )
         rankings: dict[str, list[str]] = {}
         for query_id, text in data.queries.items():

@@ -16,6 +16,7 @@ from rich.console import Console
 
 from ragstream.cli.client import Client
 from ragstream.cli.files import FileDocument, read_all
+from ragstream.cli.report import err, print_skipped
 from ragstream.common.bus.kafka import KafkaBus
 from ragstream.common.bus.kafka_admin import KafkaUnavailableError
 from ragstream.common.bus.topics import Topics
@@ -24,7 +25,6 @@ from ragstream.common.events import DocumentChange, encode
 from ragstream.v1 import common_pb2, ingest_pb2
 
 out = Console()
-err = Console(stderr=True)
 PUBLISH_BATCH = 256
 
 
@@ -36,6 +36,7 @@ def file_change(workspace: str, document: FileDocument) -> DocumentChange:
         deleted=False,
         content=document.content,
         file_path=str(document.path),
+        metadata=dict(document.metadata),
         timestamp=document.version / 1e9,
     )
 
@@ -67,8 +68,7 @@ async def ingest_to_kafka(
         err.print(f"[red]error[/red]: invalid workspace {workspace!r}")
         return 2
     documents, errors = read_all(paths)
-    for error in errors:
-        err.print(f"[red]skipped[/red] {error.path}: {error.reason}")
+    print_skipped(errors)
     limit = settings.indexer.max_document_bytes
     fitting: list[FileDocument] = []
     for document in documents:

@@ -10,14 +10,19 @@ from ragstream.common.registry import open_backends
 from ragstream.common.signals import stop_on_signals
 from ragstream.common.telemetry import telemetry_session
 from ragstream.indexer.main import run_stages
-from ragstream.query.main import run_query_service
+from ragstream.query.main import build_server, serve_until
 
 
 async def serve(settings: Settings, listen: str, with_indexer: bool = True) -> None:
-    """Runs until SIGINT or SIGTERM, then drains the calls and commits the stages' work."""
+    """Runs until SIGINT or SIGTERM, then drains the calls and commits the stages' work.
+
+    The port is bound before the indexer starts: an address that cannot be listened on
+    (ListenError) stops the process before it does any work."""
     stop = stop_on_signals()
     telemetry = telemetry_session("ragstream", settings.bus.backend)
-    async with telemetry, open_backends(settings) as backends, asyncio.TaskGroup() as group:
-        if with_indexer:
-            group.create_task(run_stages(settings, backends, stop))
-        await run_query_service(settings, backends, listen, stop)
+    async with telemetry, open_backends(settings) as backends:
+        server = build_server(settings, backends, listen)
+        async with asyncio.TaskGroup() as group:
+            if with_indexer:
+                group.create_task(run_stages(settings, backends, stop))
+            await serve_until(server, listen, stop)

@@ -10,6 +10,7 @@ Each stage receives only its own section (e.g. `chunk(text, settings.chunking)`)
 from __future__ import annotations
 
 import os
+import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
@@ -29,6 +30,8 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from ragstream.common.listen import ListenError, parse_listen
+
 WORKSPACE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
 
 
@@ -37,8 +40,8 @@ class Section(BaseModel):
 
 
 class ServerConfig(Section):
-    listen: str = Field("127.0.0.1:50051", pattern=r"^[^\s:]*:\d{1,5}$")
-    """host:port of the gRPC server."""
+    listen: str = "127.0.0.1:50051"
+    """host:port (or [ipv6]:port) of the gRPC server."""
     max_message_mb: int = Field(16, ge=1, le=256)
     """Largest request or response message."""
     max_concurrent_queries: int = Field(64, ge=1)
@@ -49,6 +52,15 @@ class ServerConfig(Section):
     """PublishDocuments and DeleteDocuments calls served at once; more wait in the queue."""
     max_queued_publishes: int = Field(64, ge=0)
     """Publish and delete calls allowed to wait; beyond that RESOURCE_EXHAUSTED."""
+
+    @field_validator("listen")
+    @classmethod
+    def _listenable(cls, listen: str) -> str:
+        try:
+            parse_listen(listen)
+        except ListenError as exc:
+            raise ValueError(str(exc)) from None
+        return listen
 
 
 class AuthConfig(Section):
@@ -361,19 +373,27 @@ class ConfigError(Exception):
 def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings:
     """Loads and validates the settings once; raises ConfigError naming each bad setting."""
     if config_file is not None:
-        if not config_file.is_file():
-            raise ConfigError(f"config file not found: {config_file}")
         os.environ["RAGSTREAM_CONFIG"] = str(config_file)
+    named = os.environ.get("RAGSTREAM_CONFIG")
+    if named and not Path(named).is_file():
+        raise ConfigError(f"config file not found: {named}")
     try:
         return Settings(**overrides)
     except ValidationError as exc:
         raise ConfigError(_describe(exc)) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {named} is not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {named}: {exc.strerror or exc}") from None
 
 
 def _describe(exc: ValidationError) -> str:
-    lines = ["invalid configuration:"]
+    """One line per bad setting, each naming the setting and its environment variable."""
+    lines = []
     for error in exc.errors():
         path = ".".join(str(part) for part in error["loc"])
         env = "RAGSTREAM_" + "__".join(str(part).upper() for part in error["loc"])
-        lines.append(f"  {path} ({env}): {error['msg']}")
-    return "\n".join(lines)
+        lines.append(f"{path} ({env}): {error['msg']}")
+    if len(lines) == 1:
+        return f"invalid configuration: {lines[0]}"
+    return "\n  ".join(["invalid configuration:", *lines])

@@ -14,29 +14,16 @@ import grpc
 from grpc_health.v1 import _async as health_aio
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from ragstream.common.listen import SERVER_OPTIONS, bind
+
 log = logging.getLogger(__name__)
-
-
-def bind(server: grpc.aio.Server, listen: str, credentials: grpc.ServerCredentials | None) -> int:
-    """Binds `listen` and returns the port; an address that cannot be bound is an OSError."""
-    try:
-        port = (
-            server.add_secure_port(listen, credentials)
-            if credentials is not None
-            else server.add_insecure_port(listen)
-        )
-    except RuntimeError as exc:  # grpc reports a failed bind as RuntimeError
-        raise OSError(f"cannot listen on {listen}: {exc}") from None
-    if port == 0:
-        raise OSError(f"cannot listen on {listen}")
-    return port
 
 
 class HealthServer:
     """grpc.health.v1 for the process (service "") and for the named services."""
 
     def __init__(self, listen: str, services: Sequence[str] = ()) -> None:
-        self._server = grpc.aio.server()
+        self._server = grpc.aio.server(options=SERVER_OPTIONS)
         self._health = health_aio.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self._health, self._server)
         self._services = ["", *services]

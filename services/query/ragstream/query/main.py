@@ -79,11 +79,9 @@ def build_server(settings: Settings, backends: Backends, listen: str) -> GrpcSer
     )
 
 
-async def run_query_service(
-    settings: Settings, backends: Backends, listen: str, stop: asyncio.Event
-) -> None:
-    """Serves until `stop`, then reports NOT_SERVING and drains the calls in flight."""
-    server = build_server(settings, backends, listen)
+async def serve_until(server: GrpcServer, listen: str, stop: asyncio.Event) -> None:
+    """Starts a built (so already bound) server and serves until `stop`, then reports
+    NOT_SERVING and drains the calls in flight."""
     await server.start()
     print(f"ragstream serving on {listen} (port {server.port})", flush=True)
     await stop.wait()

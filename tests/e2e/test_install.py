@@ -1,0 +1,77 @@
+"""`pip install` of the repository, as a library user does it, then `ragstream demo` with no
+network at all: the default embedder (MiniLM on ONNX Runtime) and the protobuf code come
+with the package.
+
+The source is this tree's files less everything git ignores, so the generated protobuf code
+and any local venv are left behind, as in a fresh clone. The install uses the pip cache. The
+demo runs in a network namespace of its own (`unshare -n`) whose only interface is loopback,
+so any download at run time fails. The corpus is three demo documents, to keep the run short.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import venv
+from pathlib import Path
+
+import pytest
+
+from tests.support.server import REPO
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
+DOCUMENTS = ("2025-skua-3-launch.md", "company-overview.md", "leadership-team.md")
+QUESTION = {"question": "When and where was the Skua 3 launched?", "mode": "naive"}
+
+
+def source_tree(target: Path) -> Path:
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO, capture_output=True, check=True, timeout=60,
+    ).stdout  # fmt: skip
+    for name in filter(None, listed.decode().split("\0")):
+        if (REPO / name).is_file():  # a file deleted but not yet staged is still listed
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, target / name)
+    return target
+
+
+def offline(command: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """`command` in a new network namespace with only loopback up."""
+    probe = subprocess.run(["unshare", "-n", "true"], capture_output=True, check=False)
+    if probe.returncode != 0:
+        pytest.fail(f"cutting the network needs `unshare -n` (root): {probe.stderr.decode()}")
+    return subprocess.run(
+        ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$@"', "sh", *command],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+
+
+def test_pip_install_alone_runs_the_demo_offline(tmp_path: Path) -> None:
+    source = source_tree(tmp_path / "src")
+    assert not (source / "services/common/ragstream/v1").exists()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RAGSTREAM_", "VIRTUAL_ENV"))}
+    venv.create(tmp_path / "venv", with_pip=True)
+    python = tmp_path / "venv" / "bin" / "python"
+    install = subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", "--no-compile", str(source)],
+        env=env, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert install.returncode == 0, install.stdout + install.stderr
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for name in DOCUMENTS:
+        shutil.copy(REPO / "demo" / "corpus" / name, corpus / name)
+    questions = tmp_path / "questions.json"
+    questions.write_text(json.dumps([QUESTION]), encoding="utf-8")
+    demo = offline(
+        [str(tmp_path / "venv" / "bin" / "ragstream"), "demo", "--corpus", str(corpus),
+         "--questions", str(questions)],
+        cwd=tmp_path, env={**env, "COLUMNS": "200"},
+    )  # fmt: skip
+    output = demo.stdout + demo.stderr
+    assert demo.returncode == 0, output
+    assert f"indexed {len(DOCUMENTS)} documents" in output
+    assert "embedding=minilm:all-MiniLM-L6-v2-int8" in output
+    assert "2025-skua-3-launch.md" in output
+    assert "done: server stopped" in output

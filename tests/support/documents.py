@@ -1,0 +1,68 @@
+"""Real documents for ingest tests, made on the spot: PDF by hand, DOCX with python-docx.
+
+`pdf_bytes` writes a minimal but complete PDF 1.4 file (catalog, page tree, one Helvetica
+text line per page, document information, cross-reference table), which any reader opens.
+"""
+
+from __future__ import annotations
+
+import io
+
+import docx
+
+
+def _escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+
+
+def pdf_bytes(pages: list[str], title: str = "") -> bytes:
+    """A PDF with one line of text per page and, if given, a title in its information."""
+    first_page = 5
+    kids = " ".join(f"{first_page + 2 * i} 0 R" for i in range(len(pages)))
+    objects = [
+        "<< /Type /Catalog /Pages 2 0 R >>",
+        f"<< /Type /Pages /Kids [{kids}] /Count {len(pages)} >>",
+        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+        f"<< /Title ({_escape(title)}) /Producer (ragstream tests) >>",
+    ]
+    for index, text in enumerate(pages):
+        stream = f"BT /F1 12 Tf 72 720 Td ({_escape(text)}) Tj ET"
+        objects.append(
+            "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+            f"/Resources << /Font << /F1 3 0 R >> >> /Contents {first_page + 2 * index + 1} 0 R >>"
+        )
+        objects.append(f"<< /Length {len(stream)} >>\nstream\n{stream}\nendstream")
+    out = io.BytesIO()
+    out.write(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(out.tell())
+        out.write(f"{number} 0 obj\n{body}\nendobj\n".encode("latin-1"))
+    xref = out.tell()
+    out.write(f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode())
+    for offset in offsets:
+        out.write(f"{offset:010d} 00000 n \n".encode())
+    trailer = f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R /Info 4 0 R >>\n"
+    out.write(f"{trailer}startxref\n{xref}\n%%EOF\n".encode())
+    return out.getvalue()
+
+
+def corrupt_pdf_bytes() -> bytes:
+    """Starts like a PDF, then nothing a reader can use: no objects, no trailer."""
+    return b"%PDF-1.7\n" + bytes(range(256)) * 8
+
+
+def docx_bytes(title: str, paragraphs: list[str], table: list[list[str]] | None = None) -> bytes:
+    document = docx.Document()
+    document.core_properties.title = title
+    document.add_heading(title, level=1)
+    for text in paragraphs:
+        document.add_paragraph(text)
+    if table:
+        grid = document.add_table(rows=len(table), cols=len(table[0]))
+        for row, values in zip(grid.rows, table, strict=True):
+            for cell, value in zip(row.cells, values, strict=True):
+                cell.text = value
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()

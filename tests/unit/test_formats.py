@@ -1,0 +1,136 @@
+import io
+from pathlib import Path
+
+import pytest
+from pypdf import PdfWriter
+
+from ragstream.cli.files import read_all
+from ragstream.cli.formats import ConversionError, convert
+from tests.support.documents import corrupt_pdf_bytes, docx_bytes, pdf_bytes
+
+PAGE = """<!DOCTYPE html><html><head><meta charset="utf-8"><title>Tern &amp; Skua</title>
+<style>body { color: red }</style><script>var note = "<p>not text</p>";</script></head>
+<body><nav><a href="/">Home</a></nav><h1>The <em>Tern</em> project</h1>
+<p>Mira   Okafor
+ leads the <b>Tern</b> team &mdash; since 2021.</p>
+<ul>
+  <li>hull</li>
+  <li>sonar</li>
+</ul>
+<table><tr><th>name</th><th>role</th></tr><tr><td>Mira</td><td>lead</td></tr></table>
+<pre>  keep
+    indent</pre><!-- a comment --></body></html>"""
+
+
+def test_pdf_pages_become_text_with_title_and_page_count() -> None:
+    data = pdf_bytes(["Mira Okafor leads the Tern team.", "Sonar trials (2021)."], "Tern report")
+    converted = convert(Path("report.pdf"), data)
+    assert converted.text == "Mira Okafor leads the Tern team.\n\nSonar trials (2021)."
+    assert converted.metadata == {"format": "pdf", "title": "Tern report", "pages": "2"}
+
+
+def test_a_pdf_without_a_title_is_named_by_its_file() -> None:
+    converted = convert(Path("field-notes.pdf"), pdf_bytes(["Sonar trials."]))
+    assert converted.metadata["title"] == "field-notes"
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (corrupt_pdf_bytes(), "damaged PDF"),
+        (pdf_bytes(["Mira Okafor leads the Tern team."])[:300], "damaged PDF"),
+        (b"Just text, named like a PDF.", "not a PDF"),
+    ],
+    ids=["garbage", "truncated", "text"],
+)
+def test_a_damaged_or_fake_pdf_is_an_error(data: bytes, reason: str) -> None:
+    with pytest.raises(ConversionError, match=reason):
+        convert(Path("bad.pdf"), data)
+
+
+def test_an_encrypted_or_scanned_pdf_says_what_to_do() -> None:
+    writer = PdfWriter()
+    writer.add_blank_page(612, 792)
+    blank = io.BytesIO()
+    writer.write(blank)
+    with pytest.raises(ConversionError, match="no text layer"):
+        convert(Path("scan.pdf"), blank.getvalue())
+    writer.encrypt("secret", algorithm="RC4-128")
+    locked = io.BytesIO()
+    writer.write(locked)
+    with pytest.raises(ConversionError, match="encrypted PDF"):
+        convert(Path("locked.pdf"), locked.getvalue())
+
+
+def test_docx_paragraphs_and_tables_become_text() -> None:
+    data = docx_bytes(
+        "Tern notes", ["Mira Okafor leads the Tern team."], [["name", "role"], ["Mira", "lead"]]
+    )
+    converted = convert(Path("notes.docx"), data)
+    assert converted.text == (
+        "Tern notes\n\nMira Okafor leads the Tern team.\n\nname | role\nMira | lead"
+    )
+    assert converted.metadata["format"] == "docx"
+    assert converted.metadata["title"] == "Tern notes"
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [(b"PK\x03\x04 not really a zip", "not a DOCX"), (b"plain text", "not a DOCX")],
+)
+def test_a_damaged_docx_is_an_error(data: bytes, reason: str) -> None:
+    with pytest.raises(ConversionError, match=reason):
+        convert(Path("bad.docx"), data)
+
+
+def test_a_zip_that_is_no_word_document_is_an_error() -> None:
+    import zipfile
+
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as zipped:
+        zipped.writestr("hello.txt", "hello")
+    with pytest.raises(ConversionError, match="damaged DOCX"):
+        convert(Path("bad.docx"), archive.getvalue())
+
+
+def test_html_becomes_the_text_a_reader_sees() -> None:
+    converted = convert(Path("page.html"), PAGE.encode())
+    assert converted.text == (
+        "Home\n\nThe Tern project\n\nMira Okafor leads the Tern team — since 2021.\n\n"
+        "hull\nsonar\n\nname | role\nMira | lead\n\n  keep\n    indent"
+    )
+    assert converted.metadata == {"format": "html", "title": "Tern & Skua"}
+
+
+def test_html_in_a_declared_legacy_charset_is_decoded() -> None:
+    page = '<meta charset="windows-1252"><h1>Café Tern</h1><p>Crème brûlée</p>'
+    converted = convert(Path("page.htm"), page.encode("cp1252"))
+    assert converted.text == "Café Tern\n\nCrème brûlée"
+    assert converted.metadata["title"] == "Café Tern"
+
+
+@pytest.mark.parametrize(
+    ("text", "title"),
+    [
+        ("---\ntitle: 'Tern notes'\nauthor: Mira\n---\n# Other\nBody.", "Tern notes"),
+        ("Intro line.\n\n# The Tern project #\n\nBody.", "The Tern project"),
+        ("No heading at all.", "notes"),
+    ],
+)
+def test_markdown_is_kept_as_written_with_its_title(text: str, title: str) -> None:
+    converted = convert(Path("notes.md"), text.encode())
+    assert converted.text == text
+    assert converted.metadata == {"format": "markdown", "title": title}
+
+
+def test_folder_of_real_documents_reads_all_but_the_corrupt_one(tmp_path: Path) -> None:
+    (tmp_path / "report.pdf").write_bytes(pdf_bytes(["Mira Okafor leads the Tern team."], "R"))
+    (tmp_path / "notes.docx").write_bytes(docx_bytes("Notes", ["Sonar trials in Tromsø."]))
+    (tmp_path / "page.html").write_bytes(PAGE.encode())
+    (tmp_path / "broken.pdf").write_bytes(corrupt_pdf_bytes())
+    documents, errors = read_all([tmp_path])
+    assert sorted(d.doc_id for d in documents) == ["notes.docx", "page.html", "report.pdf"]
+    assert [e.path.name for e in errors] == ["broken.pdf"]
+    pdf = next(d for d in documents if d.doc_id == "report.pdf")
+    assert pdf.content == "Mira Okafor leads the Tern team."
+    assert pdf.metadata == {"format": "pdf", "title": "R", "pages": "1"}
