@@ -57,7 +57,7 @@ class RagstreamProcess:
         try:
             await wait_serving(self.address, self.process, timeout_s)
         except (RuntimeError, TimeoutError) as exc:
-            raise type(exc)(f"{exc}:\n{self.log()}") from None
+            raise type(exc)(f"{exc}:\n{self.log()[-6000:]}") from None
 
     def __enter__(self) -> RagstreamProcess:
         return self.start()
@@ -69,7 +69,8 @@ class RagstreamProcess:
         return self.process is None or self.process.poll() is not None
 
     def log(self) -> str:
-        return self.log_path.read_text(errors="replace")[-6000:] if self.log_path.exists() else ""
+        """Everything the process wrote so far."""
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
     def kill(self) -> None:
         """SIGKILL: no cleanup, no commit, no leaving a group, exactly like a crash."""
