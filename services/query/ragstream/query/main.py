@@ -57,8 +57,10 @@ def build_gate(settings: Settings) -> Gate:
 
 
 def build_server(settings: Settings, backends: Backends, listen: str) -> GrpcServer:
-    async def progress() -> Progress:
-        return await indexing_progress(backends.bus, backends.topics, settings.bus.group_id)
+    async def progress(workspace: str | None) -> Progress:
+        return await indexing_progress(
+            backends.bus, backends.topics, settings.bus.group_id, workspace
+        )
 
     query = QueryServicer(build_engine(settings, backends), settings.query, settings.workspace)
     ingest = IngestServicer(

@@ -70,7 +70,8 @@ class Bus:
     publisher: Publisher
     consumer: Callable[[str, Sequence[str]], Consumer]
     """Makes a consumer for (group id, topics)."""
-    pending: Callable[[str, Sequence[str]], Awaitable[int]]
-    """Records of (topics) a consumer group (group id) has not committed yet."""
+    pending: Callable[[str, Sequence[str], str | None], Awaitable[int]]
+    """Records of (topics) a consumer group (group id) has not committed yet: all of them
+    (workspace None), or those of one workspace (keys `workspace/...`)."""
     close: Callable[[], Awaitable[None]] = _nothing_to_close
     """Releases the bus's connections (after the consumers it made are closed)."""
