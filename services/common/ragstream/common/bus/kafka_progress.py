@@ -16,9 +16,12 @@ from collections.abc import Mapping, Sequence
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.errors import KafkaError
 
 from ragstream.common.bus.kafka_security import KafkaOptions
 
+COORDINATOR_ATTEMPTS = 5
+COORDINATOR_BACKOFF_S = 0.5
 SCAN_RECORDS = 50_000
 SCAN_SECONDS = 5.0
 Span = tuple[int, int]
@@ -45,8 +48,7 @@ async def group_lag(
         if not partitions:
             return 0
         ends = await reader.end_offsets(partitions)
-        committed = await admin.list_consumer_group_offsets(group_id, partitions=partitions)
-        done = {tp: meta.offset for tp, meta in committed.items() if meta.offset >= 0}
+        done = await committed_offsets(admin, group_id, partitions)
         spans = {tp: (done.get(tp, 0), ends[tp]) for tp in partitions}
         behind = {tp: span for tp, span in spans.items() if span[1] > span[0]}
         if workspace is None or not behind:
@@ -55,6 +57,24 @@ async def group_lag(
     finally:
         await reader.stop()
         await admin.close()
+
+
+async def committed_offsets(
+    admin: AIOKafkaAdminClient, group_id: str, partitions: Sequence[TopicPartition]
+) -> dict[TopicPartition, int]:
+    """The group's committed offsets; retried a few times while the broker answers with a
+    retriable error (a new cluster creates its group coordinator on the first request)."""
+    attempt = 1
+    while True:
+        try:
+            committed = await admin.list_consumer_group_offsets(group_id, partitions=partitions)
+            break
+        except KafkaError as exc:
+            if not exc.retriable or attempt == COORDINATOR_ATTEMPTS:
+                raise
+        await asyncio.sleep(COORDINATOR_BACKOFF_S * attempt)
+        attempt += 1
+    return {tp: meta.offset for tp, meta in committed.items() if meta.offset >= 0}
 
 
 async def count_keyed(
