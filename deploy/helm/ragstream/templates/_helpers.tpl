@@ -87,6 +87,7 @@ since 10000000 would otherwise print as 1e+07, which an integer setting rejects.
 {{- if and .Values.otel.enabled (not .Values.otel.endpoint) }}
 {{- fail "otel.endpoint is required when otel.enabled is true" }}
 {{- end }}
+{{- include "ragstream.validateKafka" . }}
 {{- with .Values.auth }}
 {{- if and .enabled (not .tokensSecret.name) }}
 {{- fail "auth.tokensSecret.name is required when auth.enabled is true: name an existing Secret holding the tokens file (e.g. kubectl create secret generic ragstream-auth --from-file=tokens.toml), or set auth.enabled=false to serve without authentication. ragstream refuses to start with auth on and no tokens file." }}
@@ -94,6 +95,72 @@ since 10000000 would otherwise print as 1e+07, which an integer setting rejects.
 {{- if and .clientCA.name (not .tls.secretName) }}
 {{- fail "auth.clientCA needs auth.tls.secretName: clients present certificates only over TLS (mTLS)" }}
 {{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+KEDA's Kafka scaler credentials, taken from the same Secrets and settings as the pods, as
+{parameters: N, env: [...], secretTargetRef: [...]}: the user name from the indexer
+container's environment (the ConfigMap), the password, the CA and the client certificate
+and key from their Secrets (KEDA wants their content, not the mounted paths).
+*/}}
+{{- define "ragstream.kedaKafkaAuth" -}}
+{{- $s := .Values.config.bus.kafka_security }}
+{{- $k := .Values.kafka }}
+{{- $secrets := .Values.secrets.bus.kafka_security }}
+{{- $env := list }}
+{{- $refs := list }}
+{{- if has $s.protocol (list "SASL_PLAINTEXT" "SASL_SSL") }}
+{{- if eq $s.sasl_mechanism "OAUTHBEARER" }}
+{{- if not .Values.indexer.keda.authenticationRef }}
+{{- fail "KEDA's Kafka scaler gets OAUTHBEARER tokens from a token endpoint, not a file: set indexer.keda.authenticationRef to a TriggerAuthentication of your own" }}
+{{- end }}
+{{- else }}
+{{- $env = append $env (dict "parameter" "username" "name" "RAGSTREAM_BUS__KAFKA_SECURITY__SASL_USERNAME" "containerName" "indexer") }}
+{{- $refs = append $refs (dict "parameter" "password" "name" $secrets.sasl_password.name "key" $secrets.sasl_password.key) }}
+{{- end }}
+{{- end }}
+{{- if has $s.protocol (list "SSL" "SASL_SSL") }}
+{{- if $k.caSecret.name }}
+{{- $refs = append $refs (dict "parameter" "ca" "name" $k.caSecret.name "key" $k.caSecret.key) }}
+{{- end }}
+{{- with $k.clientCertSecret }}
+{{- $refs = append $refs (dict "parameter" "cert" "name" . "key" "tls.crt") }}
+{{- $refs = append $refs (dict "parameter" "key" "name" . "key" "tls.key") }}
+{{- end }}
+{{- with $secrets.key_password }}
+{{- if .name }}
+{{- $refs = append $refs (dict "parameter" "keyPassword" "name" .name "key" .key) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- toYaml (dict "parameters" (add (len $env) (len $refs)) "env" $env "secretTargetRef" $refs) }}
+{{- end }}
+
+{{/* Mirrors bus.kafka_security's checks (config_kafka.py) on the chart's values. */}}
+{{- define "ragstream.validateKafka" -}}
+{{- $s := .Values.config.bus.kafka_security }}
+{{- $k := .Values.kafka }}
+{{- $tls := has $s.protocol (list "SSL" "SASL_SSL") }}
+{{- $sasl := has $s.protocol (list "SASL_PLAINTEXT" "SASL_SSL") }}
+{{- $password := .Values.secrets.bus.kafka_security.sasl_password.name }}
+{{- if and (not $tls) (or $k.caSecret.name $k.clientCertSecret) }}
+{{- fail (printf "kafka.caSecret and kafka.clientCertSecret need config.bus.kafka_security.protocol SSL or SASL_SSL, not %s" $s.protocol) }}
+{{- end }}
+{{- if and (not $sasl) $s.sasl_mechanism }}
+{{- fail "config.bus.kafka_security.sasl_mechanism needs protocol SASL_PLAINTEXT or SASL_SSL" }}
+{{- end }}
+{{- if and $sasl (not $s.sasl_mechanism) }}
+{{- fail (printf "config.bus.kafka_security.sasl_mechanism is required with protocol %s" $s.protocol) }}
+{{- end }}
+{{- if and $sasl (eq $s.sasl_mechanism "OAUTHBEARER") (not $k.oauthTokenSecret.name) }}
+{{- fail "kafka.oauthTokenSecret.name is required with OAUTHBEARER: name the Secret holding the access token" }}
+{{- end }}
+{{- if and $sasl (ne $s.sasl_mechanism "OAUTHBEARER") (not (and $s.sasl_username $password)) }}
+{{- fail (printf "%s needs config.bus.kafka_security.sasl_username and secrets.bus.kafka_security.sasl_password.name (an existing Secret holding the password)" $s.sasl_mechanism) }}
+{{- end }}
+{{- if and .Values.secrets.bus.kafka_security.key_password.name (not $k.clientCertSecret) }}
+{{- fail "secrets.bus.kafka_security.key_password needs kafka.clientCertSecret" }}
 {{- end }}
 {{- end }}
 
@@ -130,6 +197,40 @@ mount them, as only the query service reads them.
 {{- toYaml (dict "volumes" $volumes) }}
 {{- end }}
 
+{{/* One setting from a Secret key (secretKeyRef); nothing for an empty name. Arguments: dict "name" SETTING_VARIABLE "ref" {name, key}. */}}
+{{- define "ragstream.secretEnv" }}
+{{- if .ref.name }}
+- name: {{ .name | upper }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ .ref.name | quote }}
+      key: {{ .ref.key | quote }}
+{{- end }}
+{{- end }}
+
+{{/*
+The files of bus.kafka_security, in the shape of ragstream.authVolumes; both components
+mount them, as both talk to Kafka (the query service publishes and reads the progress).
+*/}}
+{{- define "ragstream.kafkaVolumes" -}}
+{{- $k := .Values.kafka }}
+{{- $volumes := list }}
+{{- if $k.caSecret.name }}
+{{- $source := dict "secret" (dict "secretName" $k.caSecret.name "defaultMode" 292 "items" (list (dict "key" $k.caSecret.key "path" "ca.crt"))) }}
+{{- $volumes = append $volumes (dict "name" "kafka-ca" "dir" "/etc/ragstream/kafka/ca" "source" $source "files" (dict "ca_file" "ca.crt")) }}
+{{- end }}
+{{- with $k.clientCertSecret }}
+{{- $items := list (dict "key" "tls.crt" "path" "tls.crt") (dict "key" "tls.key" "path" "tls.key") }}
+{{- $source := dict "secret" (dict "secretName" . "defaultMode" 288 "items" $items) }}
+{{- $volumes = append $volumes (dict "name" "kafka-client" "dir" "/etc/ragstream/kafka/client" "source" $source "files" (dict "cert_file" "tls.crt" "key_file" "tls.key")) }}
+{{- end }}
+{{- if $k.oauthTokenSecret.name }}
+{{- $source := dict "secret" (dict "secretName" $k.oauthTokenSecret.name "defaultMode" 288 "items" (list (dict "key" $k.oauthTokenSecret.key "path" "token"))) }}
+{{- $volumes = append $volumes (dict "name" "kafka-oauth" "dir" "/etc/ragstream/kafka/oauth" "source" $source "files" (dict "oauth_token_file" "token")) }}
+{{- end }}
+{{- toYaml (dict "volumes" $volumes) }}
+{{- end }}
+
 {{/* Credentials (secretKeyRef), OpenTelemetry, then the component's extraEnv. Arguments: dict "root" $ "component" NAME "values" COMPONENT_VALUES. */}}
 {{- define "ragstream.env" -}}
 {{- $root := .root -}}
@@ -143,12 +244,13 @@ mount them, as only the query service reads them.
       fieldPath: metadata.namespace
 {{- range $section, $fields := $root.Values.secrets }}
 {{- range $field, $ref := $fields }}
-{{- if $ref.name }}
-- name: {{ printf "RAGSTREAM_%s__%s" $section $field | upper }}
-  valueFrom:
-    secretKeyRef:
-      name: {{ $ref.name | quote }}
-      key: {{ $ref.key | quote }}
+{{- if hasKey $ref "key" }}
+{{- include "ragstream.secretEnv" (dict "name" (printf "RAGSTREAM_%s__%s" $section $field) "ref" $ref) }}
+{{- else }}
+{{- /* A nested section, e.g. bus.kafka_security. */}}
+{{- range $inner, $innerRef := $ref }}
+{{- include "ragstream.secretEnv" (dict "name" (printf "RAGSTREAM_%s__%s__%s" $section $field $inner) "ref" $innerRef) }}
+{{- end }}
 {{- end }}
 {{- end }}
 {{- end }}
@@ -198,18 +300,14 @@ mount them, as only the query service reads them.
 {{- end }}
 
 {{/*
-A native gRPC probe on grpc.health.v1 (the empty service name: the whole server); with "tcp"
-true a TCP connect instead, for a port that speaks TLS, which the kubelet's gRPC probe cannot.
+A native gRPC probe on grpc.health.v1 (the empty service name: the whole server). The port
+must speak plaintext (the kubelet's gRPC probe has no TLS): a query service under TLS is
+probed on its plaintext health-only port (serve --health-listen).
 */}}
 {{- define "ragstream.probe" -}}
-{{- if .tcp -}}
-tcpSocket:
-  port: {{ .port }}
-{{- else -}}
 grpc:
   port: {{ .port }}
   service: ""
-{{- end }}
 periodSeconds: {{ .probe.periodSeconds }}
 timeoutSeconds: {{ .probe.timeoutSeconds }}
 failureThreshold: {{ .probe.failureThreshold }}
@@ -219,14 +317,15 @@ failureThreshold: {{ .probe.failureThreshold }}
 The pod template of both Deployments. Its security settings are fixed, not values: they meet
 the Kubernetes "restricted" Pod Security Standard, and the image runs as uid 10001.
 Arguments: dict "root" $ "component" NAME "values" COMPONENT_VALUES "args" LIST "portName" NAME
-"port" INT "tcpProbes" BOOL "authFiles" BOOL (mount the auth settings' files).
+"port" INT "healthPort" INT (0: the probes use "port") "authFiles" BOOL (mount the auth
+settings' files).
 */}}
 {{- define "ragstream.podTemplate" -}}
 {{- $root := .root }}
 {{- $v := .values }}
-{{- $authVolumes := list }}
+{{- $authVolumes := (include "ragstream.kafkaVolumes" $root | fromYaml).volumes }}
 {{- if .authFiles }}
-{{- $authVolumes = (include "ragstream.authVolumes" $root | fromYaml).volumes }}
+{{- $authVolumes = concat (include "ragstream.authVolumes" $root | fromYaml).volumes $authVolumes }}
 {{- end -}}
 metadata:
   labels:
@@ -265,17 +364,23 @@ spec:
         - name: {{ .portName }}
           containerPort: {{ .port }}
           protocol: TCP
+        {{- if .healthPort }}
+        - name: health
+          containerPort: {{ .healthPort }}
+          protocol: TCP
+        {{- end }}
       envFrom:
         - configMapRef:
             name: {{ include "ragstream.fullname" $root }}
       env:
         {{- include "ragstream.env" . | nindent 8 }}
+      {{- $probePort := .healthPort | default .port }}
       startupProbe:
-        {{- include "ragstream.probe" (dict "port" .port "tcp" .tcpProbes "probe" $v.probes.startup) | nindent 8 }}
+        {{- include "ragstream.probe" (dict "port" $probePort "probe" $v.probes.startup) | nindent 8 }}
       livenessProbe:
-        {{- include "ragstream.probe" (dict "port" .port "tcp" .tcpProbes "probe" $v.probes.liveness) | nindent 8 }}
+        {{- include "ragstream.probe" (dict "port" $probePort "probe" $v.probes.liveness) | nindent 8 }}
       readinessProbe:
-        {{- include "ragstream.probe" (dict "port" .port "tcp" .tcpProbes "probe" $v.probes.readiness) | nindent 8 }}
+        {{- include "ragstream.probe" (dict "port" $probePort "probe" $v.probes.readiness) | nindent 8 }}
       resources:
         {{- toYaml $v.resources | nindent 8 }}
       securityContext:
