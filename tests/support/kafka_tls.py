@@ -28,6 +28,10 @@ class TestPki:
     """The CA certificate: the trust store of the broker (client certificates) and clients."""
     broker: Path
     """The broker's key and certificate chain, one PEM file (Kafka's PEM key store)."""
+    server_cert: Path
+    """The same certificate (127.0.0.1, localhost) on its own, with server_key: for any
+    other test server (e.g. gRPC under TLS)."""
+    server_key: Path
     client_cert: Path
     client_key: Path
     """Encrypted with CLIENT_KEY_PASSWORD."""
@@ -107,12 +111,16 @@ def make_pki(directory: Path) -> TestPki:
     pki = TestPki(
         ca=directory / "ca.pem",
         broker=directory / "broker.pem",
+        server_cert=directory / "server.crt",
+        server_key=directory / "server.key",
         client_cert=directory / "client.crt",
         client_key=directory / "client.key",
         other_ca=directory / "other-ca.pem",
     )
     pki.ca.write_bytes(_pem(ca[0]))
     pki.broker.write_bytes(_key_pem(broker_key) + _pem(broker_cert) + _pem(ca[0]))
+    pki.server_cert.write_bytes(_pem(broker_cert))
+    pki.server_key.write_bytes(_key_pem(broker_key))
     pki.client_cert.write_bytes(_pem(client_cert))
     pki.client_key.write_bytes(_key_pem(client_key, CLIENT_KEY_PASSWORD))
     pki.other_ca.write_bytes(_pem(_ca("unrelated CA")[0]))
