@@ -13,9 +13,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from ragstream.query.transport.auth import token_digest
 from ragstream.v1 import query_pb2, query_pb2_grpc
-from tests.support.kafka_indexer import RagstreamProcess
 from tests.support.kafka_tls import make_pki
-from tests.support.server import free_port
+from tests.support.server import RagstreamProcess, free_port
 
 pytestmark = pytest.mark.e2e
 

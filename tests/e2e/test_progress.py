@@ -15,7 +15,7 @@ import pytest
 
 from ragstream.query.transport.auth import token_digest
 from ragstream.v1 import ingest_pb2, ingest_pb2_grpc
-from tests.support.kafka_indexer import RagstreamProcess
+from tests.support.server import RagstreamProcess
 
 pytestmark = pytest.mark.e2e
 ALPHA, ADMIN = "tok-alpha-progress-5d21", "tok-admin-progress-9e03"

@@ -9,11 +9,13 @@ import uuid
 import pytest
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
-from ragstream.common.bus.kafka import KafkaBus
+from ragstream.common.bus.kafka import KafkaBus, open_kafka_bus
 from ragstream.common.bus.kafka_progress import count_keyed, group_lag
+from ragstream.common.bus.kafka_security import kafka_options
 from ragstream.common.bus.progress import indexing_progress
-from ragstream.common.bus.protocols import Bus, BusRecord, OutgoingRecord
+from ragstream.common.bus.protocols import BusRecord, OutgoingRecord
 from ragstream.common.bus.topics import Topics
+from ragstream.common.config import Settings
 from tests.support.kafka_secured import KafkaListener
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
@@ -23,19 +25,18 @@ async def test_progress_counts_only_the_workspaces_queued_records(
     kafka_listener: KafkaListener,
 ) -> None:
     cfg = kafka_listener.bus(topic_prefix=f"p{uuid.uuid4().hex[:12]}", partitions=3)
-    bus = await KafkaBus.open(cfg, 1_000_000)
+    bus = await open_kafka_bus(Settings(bus=cfg))
     topics, group = Topics(cfg.topic_prefix), f"g-{uuid.uuid4().hex}"
     records = [OutgoingRecord(f"alpha/doc-{n}", b"v") for n in range(7)]
     records += [OutgoingRecord(f"beta/doc-{n}", b"v") for n in range(4)]
     records.append(OutgoingRecord("alphabet/doc-0", b"v"))  # a longer name, not alpha's
-    options = bus.options
+    options = kafka_options(cfg)
     try:
         await bus.publisher.publish(topics.documents, records)
         await bus.publisher.publish(topics.graph_merge, [OutgoingRecord("beta/k", b"m")])
-        view = Bus(bus.publisher, bus.consumer, lambda g, t, w: group_lag(options, g, t, w))
-        alpha = await indexing_progress(view, topics, group, "alpha")
-        beta = await indexing_progress(view, topics, group, "beta")
-        total = await indexing_progress(view, topics, group)
+        alpha = await indexing_progress(bus, topics, group, "alpha")
+        beta = await indexing_progress(bus, topics, group, "beta")
+        total = await indexing_progress(bus, topics, group)
         assert (alpha.documents, alpha.merges) == (7, 0)
         assert (beta.documents, beta.merges) == (4, 1)
         assert (total.documents, total.merges) == (12, 1)

@@ -154,7 +154,7 @@ async def open_kafka_bus(settings: Settings) -> Bus:
 
     bus = await KafkaBus.open(settings.bus, settings.indexer.max_document_bytes)
 
-    async def pending(group_id: str, topics: Sequence[str], workspace: str | None) -> int:
+    async def pending(group_id: str, topics: Sequence[str], workspace: str | None = None) -> int:
         return await group_lag(bus.options, group_id, topics, workspace)
 
     return Bus(publisher=bus.publisher, consumer=bus.consumer, pending=pending, close=bus.close)

@@ -327,7 +327,7 @@ async def open_sqlite_bus(db: Database) -> Bus:
     """The embedded bus of one data directory."""
     log = await SqliteEventLog.open(db)
 
-    async def pending(group_id: str, topics: Sequence[str], workspace: str | None) -> int:
+    async def pending(group_id: str, topics: Sequence[str], workspace: str | None = None) -> int:
         if workspace is not None:
             return await log.workspace_lag(group_id, topics, workspace)
         return sum((await log.lag(group_id, topics)).values())
