@@ -154,6 +154,16 @@ class Client:
         )
         return reply.pending_document_events, reply.pending_graph_merges
 
+    async def wait_until_indexed(
+        self, workspace: str, published: Sequence[ingest_pb2.PublishResult], timeout_s: float
+    ) -> list[common_pb2.DocumentStatus]:
+        """The documents' final statuses, once the workspace's graph merges are done too (so
+        that queries see the whole graph): what `ingest --wait` waits for."""
+        started = time.monotonic()
+        statuses = await self.wait_until_done(workspace, published, timeout_s)
+        await self.wait_until_current(workspace, timeout_s - (time.monotonic() - started))
+        return statuses
+
     async def wait_until_current(
         self, workspace: str, timeout_s: float, poll_s: float = 0.5
     ) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import grpc
@@ -68,11 +67,7 @@ async def _wait(
 ) -> list[common_pb2.DocumentStatus]:
     with Progress(transient=True, console=err) as progress:
         progress.add_task("indexing", total=None)
-        started = time.monotonic()
-        statuses = await client.wait_until_done(workspace, published, timeout)
-        # Then the workspace's knowledge-graph merges, so that queries see the whole graph.
-        await client.wait_until_current(workspace, timeout - (time.monotonic() - started))
-        return statuses
+        return await client.wait_until_indexed(workspace, published, timeout)
 
 
 async def delete(server: str, workspace: str, doc_ids: list[str]) -> int:
