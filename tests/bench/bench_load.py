@@ -131,7 +131,7 @@ async def index_corpus(address: str) -> None:
     async with Client(address) as client:
         published = await client.publish(WORKSPACE, documents)
         await client.wait_until_done(WORKSPACE, published, timeout_s=600)
-        await client.wait_until_current(timeout_s=600)
+        await client.wait_until_current(WORKSPACE, timeout_s=600)
 
 
 def provider_env(llm_url: str) -> dict[str, str]:

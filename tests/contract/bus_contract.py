@@ -112,6 +112,22 @@ class BusContract:
             await consumer.close()
         assert await bus.pending(group(), [topics.documents]) == 10  # another group: all
 
+    async def test_pending_of_a_workspace_counts_its_keys_only(
+        self, bus: Bus, topics: Topics
+    ) -> None:
+        name = group()
+        keys = ["alpha/a", "beta/b", "alpha/c", "alphabet/d", "alpha/e", "beta/f"]
+        await bus.publisher.publish(topics.documents, [OutgoingRecord(k, b"v") for k in keys])
+        assert await bus.pending(name, [topics.documents], "alpha") == 3
+        assert await bus.pending(name, [topics.documents], "alphabet") == 1
+        assert await bus.pending(name, [topics.documents], "gamma") == 0
+        consumer = bus.consumer(name, [topics.documents])
+        try:
+            await consumer.commit(await poll_until(consumer, len(keys)))
+        finally:
+            await consumer.close()
+        assert await bus.pending(name, [topics.documents], "alpha") == 0
+
     async def test_groups_and_topics_are_independent(self, bus: Bus, topics: Topics) -> None:
         await bus.publisher.publish(topics.documents, records(6))
         one, other = group(), group()

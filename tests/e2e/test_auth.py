@@ -195,11 +195,19 @@ def test_calls_without_a_valid_token_are_unauthenticated(
         assert code_of(call) == grpc.StatusCode.UNAUTHENTICATED
 
 
-def test_probes_need_no_token_and_progress_needs_any_valid_one(channel: grpc.Channel) -> None:
+def test_probes_need_no_token_and_progress_follows_the_grant(channel: grpc.Channel) -> None:
     health = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest())
     assert health.status == health_pb2.HealthCheckResponse.SERVING
     stub = ingest_pb2_grpc.IngestServiceStub(channel)
-    stub.GetIndexingProgress(ingest_pb2.GetIndexingProgressRequest(), metadata=auth(BETA))
+
+    def progress(workspace: str, token: str) -> Any:
+        request = ingest_pb2.GetIndexingProgressRequest(workspace=workspace)
+        return stub.GetIndexingProgress(request, metadata=auth(token))
+
+    progress("beta", BETA)
+    progress("", ADMIN)  # every workspace: a "*" grant only
+    assert code_of(lambda: progress("alpha", BETA)) == grpc.StatusCode.PERMISSION_DENIED
+    assert code_of(lambda: progress("", BETA)) == grpc.StatusCode.PERMISSION_DENIED
 
 
 def test_denials_name_the_workspace_never_the_token(channel: grpc.Channel) -> None:

@@ -25,8 +25,28 @@ from tests.helm.chart import (
 TOKENS_SECRET = {"name": "ragstream-auth", "key": "tokens.toml"}
 DEFAULTS: dict[str, Any] = {"auth": {"tokensSecret": TOKENS_SECRET}}
 EVERYTHING: dict[str, Any] = {
+    "config": {
+        "bus": {
+            "kafka_security": {
+                "protocol": "SASL_SSL",
+                "sasl_mechanism": "SCRAM-SHA-512",
+                "sasl_username": "ragstream-indexer",
+            }
+        }
+    },
     "secrets": {
-        "elasticsearch": {"api_key": {"name": "ragstream-elasticsearch", "key": "api-key"}}
+        "elasticsearch": {"api_key": {"name": "ragstream-elasticsearch", "key": "api-key"}},
+        "bus": {
+            "kafka_security": {
+                "sasl_password": {"name": "ragstream-kafka-user", "key": "password"},
+                "key_password": {"name": "ragstream-kafka-client-key", "key": "password"},
+            }
+        },
+    },
+    "kafka": {
+        "caSecret": {"name": "kafka-cluster-ca", "key": "ca.crt"},
+        "clientCertSecret": "ragstream-kafka-client",
+        "oauthTokenSecret": {"name": "ragstream-kafka-token", "key": "token"},
     },
     "auth": {"clientCA": {"kind": "ConfigMap", "name": "ragstream-client-ca", "key": "ca.crt"}},
 }

@@ -4,7 +4,6 @@ probes that still work when the gRPC port speaks TLS."""
 
 from __future__ import annotations
 
-import socket
 import subprocess
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -15,6 +14,7 @@ import pytest
 import yaml
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from ragstream.common.health import HealthServer
 from ragstream.query.transport.auth import build_authenticator, server_credentials, token_digest
 from ragstream.query.transport.server import GrpcServer
 from tests.helm.chart import (
@@ -119,7 +119,7 @@ def test_tls_and_the_client_ca_are_files_from_their_objects(render: Render) -> N
     assert mounted_file(everything, "query", CLIENT_CA) == MountedFile(
         "configMap", "ragstream-client-ca", "ca.crt", read_only=True
     )
-    assert _volume_names(everything, "indexer") == {"tmp"}
+    assert not any(name.startswith("auth-") for name in _volume_names(everything, "indexer"))
 
 
 @pytest.mark.parametrize(("kind", "volume"), [("Secret", "secret"), ("ConfigMap", "configMap")])
@@ -196,25 +196,29 @@ async def _health(channel: grpc.aio.Channel) -> Any:
         return await health_pb2_grpc.HealthStub(channel).Check(request, timeout=5)
 
 
-async def test_a_tls_port_answers_a_tcp_probe_but_not_a_plaintext_grpc_probe(
+async def test_a_tls_port_refuses_the_plaintext_probe_that_the_health_port_answers(
     tmp_path: Path,
 ) -> None:
-    """Why the chart probes a TLS query port by TCP: the kubelet's gRPC probe speaks
-    plaintext, which a TLS port refuses, while a TCP connect reaches the serving port."""
+    """Why the chart probes a TLS query service on its health port: the kubelet's gRPC probe
+    speaks plaintext, which a TLS port refuses, and the health-only port answers it."""
     cert, key = _self_signed(tmp_path)
     server = GrpcServer(
         "127.0.0.1:0", None, None, credentials=grpc.ssl_server_credentials([(key, cert)])
     )
+    health = HealthServer("127.0.0.1:0", server.services)
     await server.start()
+    await health.start()
     try:
         target = f"127.0.0.1:{server.port}"
-        socket.create_connection(("127.0.0.1", server.port), timeout=5).close()
         with pytest.raises(grpc.aio.AioRpcError) as plaintext:
             await _health(grpc.aio.insecure_channel(target))
         assert plaintext.value.code() == grpc.StatusCode.UNAVAILABLE
+        probe = await _health(grpc.aio.insecure_channel(f"127.0.0.1:{health.port}"))
+        assert probe.status == health_pb2.HealthCheckResponse.SERVING
         options = [("grpc.ssl_target_name_override", "localhost")]
         secure = grpc.aio.secure_channel(target, grpc.ssl_channel_credentials(cert), options)
         reply = await _health(secure)
         assert reply.status == health_pb2.HealthCheckResponse.SERVING
     finally:
+        await health.stop(grace_s=0)
         await server.stop(grace_s=0)

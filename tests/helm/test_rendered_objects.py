@@ -36,6 +36,8 @@ Render = Callable[[str], list[Manifest]]
 COMPONENTS = ("query", "indexer")
 FULLNAME = f"{RELEASE}-ragstream"
 TLS_SCENARIOS = frozenset({"production", "everything"})
+HEALTH_PORT = 8081
+"""query.healthPort of values.yaml: the plaintext health-only port of a TLS query service."""
 """Their query service speaks TLS (auth.tls.secretName)."""
 
 
@@ -102,22 +104,27 @@ def test_each_deployment_runs_its_command(render: Render) -> None:
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
 @pytest.mark.parametrize(("component", "port"), [("query", 50051), ("indexer", 8081)])
-def test_probes_are_native_grpc_health_checks_unless_the_port_speaks_tls(
+def test_probes_are_native_grpc_health_checks_on_a_plaintext_port(
     render: Render, scenario: str, component: str, port: int
 ) -> None:
-    """The kubelet's gRPC probe has no TLS: a query port with TLS is probed by TCP connect.
-    The indexer's health port is always plaintext."""
+    """The kubelet's gRPC probe has no TLS: a query service with TLS also serves a plaintext
+    health-only port (serve --health-listen), and the probes go there. The indexer's health
+    port is always plaintext."""
     container = _container(render(scenario), component)
-    assert [p["containerPort"] for p in container["ports"]] == [port]
     tls = component == "query" and scenario in TLS_SCENARIOS
+    probed = HEALTH_PORT if tls else port
+    ports = {p["name"]: p["containerPort"] for p in container["ports"]}
+    if tls:
+        assert ports == {"grpc": port, "health": HEALTH_PORT}
+        health_listen = container["args"][container["args"].index("--health-listen") + 1]
+        assert health_listen == f"0.0.0.0:{HEALTH_PORT}"
+    else:
+        assert list(ports.values()) == [port]
+        assert component == "indexer" or "--health-listen" not in container["args"]
     for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
         check = container[probe]
-        if tls:
-            assert check["tcpSocket"] == {"port": port} and "grpc" not in check, probe
-        else:
-            assert check["grpc"] == {"port": port, "service": ""}, probe
-            assert "tcpSocket" not in check, probe
-        assert "httpGet" not in check and "exec" not in check
+        assert check["grpc"] == {"port": probed, "service": ""}, probe
+        assert {"tcpSocket", "httpGet", "exec"}.isdisjoint(check), probe
 
 
 def test_the_service_reaches_the_query_pods_grpc_port(render: Render) -> None:
@@ -177,14 +184,17 @@ def test_the_pod_security_check_catches_each_violation(
 
 def _settings_env_names() -> dict[str, bool]:
     """RAGSTREAM_* name of every setting -> whether it is a secret."""
+    return _env_names("RAGSTREAM", Settings)
+
+
+def _env_names(prefix: str, model: type[BaseModel]) -> dict[str, bool]:
     names: dict[str, bool] = {}
-    for section, info in Settings.model_fields.items():
-        model = info.annotation
-        if isinstance(model, type) and issubclass(model, BaseModel):
-            for field, sub in model.model_fields.items():
-                names[f"RAGSTREAM_{section}__{field}".upper()] = sub.annotation is SecretStr
+    for field, info in model.model_fields.items():
+        name, kind = f"{prefix}_{field}".upper(), info.annotation
+        if isinstance(kind, type) and issubclass(kind, BaseModel):
+            names |= _env_names(f"{name}_", kind)  # a section: its fields are NAME__FIELD
         else:
-            names[f"RAGSTREAM_{section}".upper()] = info.annotation is SecretStr
+            names[name] = kind is SecretStr
     return names
 
 
@@ -228,7 +238,10 @@ def test_every_default_value_is_what_the_product_loads(
             assert settings[section] == fields, section
             continue
         for field, value in fields.items():
-            assert settings[section][field] == value, f"{section}.{field}"
+            loaded = settings[section][field]
+            if isinstance(value, dict):  # a nested section: the values it sets
+                loaded = {name: loaded[name] for name in value}
+            assert loaded == value, f"{section}.{field}"
 
 
 def test_credentials_come_from_secrets_by_reference(render: Render) -> None:
@@ -302,9 +315,11 @@ def test_network_policies_admit_grpc_and_restrict_egress(render: Render) -> None
     manifests = render("production")
     query = one(manifests, "NetworkPolicy", f"{FULLNAME}-query")["spec"]
     assert query["policyTypes"] == ["Ingress", "Egress"]
-    (ingress,) = query["ingress"]
+    ingress, probes = query["ingress"]
     assert ingress["ports"] == [{"port": "grpc", "protocol": "TCP"}]
     assert ingress["from"][0]["namespaceSelector"]["matchLabels"] == {"ragstream.io/client": "true"}
+    # Under TLS the probes reach the plaintext health port (the kubelet is not a client).
+    assert probes == {"ports": [{"port": "health", "protocol": "TCP"}]}
     dns = query["egress"][0]["ports"]
     assert {(p["port"], p["protocol"]) for p in dns} == {(53, "UDP"), (53, "TCP")}
     indexer = one(manifests, "NetworkPolicy", f"{FULLNAME}-indexer")["spec"]

@@ -1,12 +1,19 @@
 """`ragstream reindex` on a real node: a rebuild for another embedding model while queries
 run. No query fails; at the end the aliases (and every store opened afterwards) answer from
-the new indices; the old model is refused at startup with the rebuild command named."""
+the new indices; the old model is refused at startup with the rebuild command named; a
+running query process of the indices' model follows a rebuild within seconds."""
 
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import time
 from collections import Counter
+from dataclasses import replace
+from pathlib import Path
 
+import grpc
 import numpy as np
 import pytest
 from elasticsearch import AsyncElasticsearch
@@ -25,7 +32,9 @@ from ragstream.common.storage.elastic.bulk import BulkWriteError
 from ragstream.common.storage.elastic.layout import alias_targets
 from ragstream.common.storage.elastic.reindex import reindex
 from ragstream.common.text.analyzer import analyze
+from ragstream.v1 import query_pb2, query_pb2_grpc
 from tests.support.elasticsearch import ElasticsearchNode
+from tests.support.server import RagstreamProcess
 
 pytestmark = pytest.mark.integration
 OLD, NEW = HashEmbedder(32), HashEmbedder(48)
@@ -142,3 +151,54 @@ async def test_reindex_command_rebuilds_and_cleans_up(
     assert await new.count(Collection.CHUNKS, WS) == 10
     embedded = Settings(embedding={"provider": "hash"})
     assert await run_reindex(embedded, delete_old=False, cleanup=False) == 2
+
+
+def _retrieve_ids(address: str, text: str) -> list[str]:
+    with grpc.insecure_channel(address) as channel:
+        request = query_pb2.RetrieveRequest(
+            workspace=WS, query=text, params=query_pb2.QueryParams(mode=query_pb2.QUERY_MODE_NAIVE)
+        )
+        reply = query_pb2_grpc.QueryServiceStub(channel).Retrieve(request, timeout=10)
+    return [chunk.chunk_id for chunk in reply.context.chunks]
+
+
+async def test_a_running_query_process_answers_from_the_rebuilt_indices_within_seconds(
+    elasticsearch_node: ElasticsearchNode,
+    es_client: AsyncElasticsearch,
+    layout: IndexLayout,
+    tmp_path: Path,
+) -> None:
+    """`ragstream reindex` (same model: e.g. new mappings) under a running `serve`: a chunk
+    written only to the new indices is in its answers within 10 s, with no restart."""
+    await seed(await ElasticSearchStore.open(es_client, layout, ModelFingerprint.of(OLD)))
+    env = {
+        **os.environ,
+        "RAGSTREAM_STORAGE__SEARCH": "elasticsearch",
+        "RAGSTREAM_ELASTICSEARCH__HOSTS": json.dumps([elasticsearch_node.url]),
+        "RAGSTREAM_ELASTICSEARCH__INDEX_PREFIX": layout.prefix,
+        "RAGSTREAM_EMBEDDING__PROVIDER": "hash",
+        "RAGSTREAM_EMBEDDING__DIMENSIONS": str(OLD.dimensions),
+    }
+    args = ("serve", "--no-indexer", "--data-dir", str(tmp_path / "data"), "--listen")
+    server = RagstreamProcess(env, tmp_path / "serve.log", *args)
+    await asyncio.to_thread(server.start)  # it runs an event loop of its own
+    try:
+        assert (await asyncio.to_thread(_retrieve_ids, server.address, "subject5"))[0] == "chunks-5"
+        result = await reindex(es_client, layout, OLD, embedding_text)
+        switched = time.monotonic()
+        rebuilt = await ElasticSearchStore.open(es_client, layout, ModelFingerprint.of(OLD))
+        assert rebuilt.index(Collection.CHUNKS) == result.new[Collection.CHUNKS]
+        marker = records(Collection.CHUNKS, 1, OLD.dimensions)[0]
+        text = "a chunk only the rebuilt index holds: zebraquartz"
+        vector = hash_embed([text], OLD.dimensions)[0]
+        await rebuilt.upsert(
+            Collection.CHUNKS,
+            [replace(marker, id="marker", text=text, terms=tuple(analyze(text)), vector=vector)],
+        )
+        await rebuilt.refresh()
+        while "marker" not in await asyncio.to_thread(_retrieve_ids, server.address, "zebraquartz"):
+            assert time.monotonic() - switched < 10, server.log()
+            await asyncio.sleep(0.2)
+        assert "aliases moved" in server.log()
+    finally:
+        server.stop()

@@ -14,6 +14,7 @@ from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
 from ragstream.common.bus.kafka import KafkaBus
 from ragstream.common.bus.kafka_consumer import KafkaConsumer
+from ragstream.common.bus.kafka_security import kafka_options
 from ragstream.common.bus.protocols import BusRecord, OutgoingRecord
 from ragstream.common.bus.topics import Topics
 from ragstream.common.config import BusConfig
@@ -128,8 +129,8 @@ async def test_rebalance_waits_for_the_batch_in_flight_to_commit(
     cfg = bus_config(kafka_broker.bootstrap, partitions=2)
     bus = await KafkaBus.open(cfg, 1_000_000)
     topic, group = Topics(cfg.topic_prefix).documents, f"g-{uuid.uuid4().hex}"
-    first = KafkaConsumer(cfg.kafka_bootstrap, group, [topic], drain_timeout_s=20)
-    second = KafkaConsumer(cfg.kafka_bootstrap, group, [topic], drain_timeout_s=20)
+    first = KafkaConsumer(kafka_options(cfg), group, [topic], drain_timeout_s=20)
+    second = KafkaConsumer(kafka_options(cfg), group, [topic], drain_timeout_s=20)
     try:
         await bus.publisher.publish(topic, [OutgoingRecord(f"ws/d{n}", b"x") for n in range(20)])
         batch = await poll_until(first, 20)
@@ -156,8 +157,8 @@ async def test_rebalance_abandons_a_batch_that_does_not_finish(
     cfg = bus_config(kafka_broker.bootstrap, partitions=2)
     bus = await KafkaBus.open(cfg, 1_000_000)
     topic, group = Topics(cfg.topic_prefix).documents, f"g-{uuid.uuid4().hex}"
-    first = KafkaConsumer(cfg.kafka_bootstrap, group, [topic], drain_timeout_s=2)
-    second = KafkaConsumer(cfg.kafka_bootstrap, group, [topic], drain_timeout_s=2)
+    first = KafkaConsumer(kafka_options(cfg), group, [topic], drain_timeout_s=2)
+    second = KafkaConsumer(kafka_options(cfg), group, [topic], drain_timeout_s=2)
     abandoned = asyncio.Event()
     first.on_abandon(abandoned.set)
     try:

@@ -1,12 +1,13 @@
 """Two `ragstream indexer` processes in one consumer group; one is killed with kill -9 in the
 middle of the ingest and restarted. The stores end exactly as after a clean run of a single
-process over the same events: nothing lost, nothing applied twice."""
+process over the same events: nothing lost, nothing applied twice. Runs over PLAINTEXT and
+over SASL_SSL."""
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 
@@ -20,10 +21,8 @@ from tests.support.kafka_indexer import (
     read_topic,
     wait_until,
 )
+from tests.support.kafka_secured import KafkaListener
 from tests.support.server import RagstreamProcess
-
-if TYPE_CHECKING:  # the fixture module is loaded by tests/conftest.py as a plugin
-    from tests.support.kafka import KafkaEndpoint
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 DOCS = 500
@@ -37,13 +36,13 @@ def all_processed(deployment: KafkaDeployment) -> bool:
 def fully_committed(deployment: KafkaDeployment) -> bool:
     """The group's commits reached the end of every partition of the document topic."""
     ends: dict[int, int] = {}
-    for record in read_topic(deployment.bootstrap, deployment.topics.documents):
+    for record in read_topic(deployment, deployment.topics.documents):
         ends[record.partition] = max(ends.get(record.partition, 0), record.offset + 1)
     return group_offsets(deployment) == ends
 
 
-def clean_run(bootstrap: str, data_dir: Path) -> dict[str, Any]:
-    deployment = KafkaDeployment(bootstrap, data_dir)
+def clean_run(listener: KafkaListener, data_dir: Path) -> dict[str, Any]:
+    deployment = KafkaDeployment.on(listener, data_dir)
     indexer = deployment.indexer("single").start()
     try:
         asyncio.run(deployment.publish(events(CHANGES)))
@@ -60,13 +59,13 @@ def assigned(indexer: RagstreamProcess) -> bool:
 
 
 def test_kill_minus_nine_of_one_indexer_in_two_loses_and_doubles_nothing(
-    kafka_broker: KafkaEndpoint, tmp_path: Path
+    kafka_listener: KafkaListener, tmp_path: Path
 ) -> None:
-    expected = clean_run(kafka_broker.bootstrap, tmp_path / "clean")
+    expected = clean_run(kafka_listener, tmp_path / "clean")
     assert len(expected["documents"]) == DOCS
     assert expected["chunks_stored"] == len(expected["chunks"]) > 0
 
-    deployment = KafkaDeployment(kafka_broker.bootstrap, tmp_path / "crash")
+    deployment = KafkaDeployment.on(kafka_listener, tmp_path / "crash")
     first = deployment.indexer("first").start()
     second = deployment.indexer("second").start()
     restarted: RagstreamProcess | None = None

@@ -85,7 +85,7 @@ def test_cli_and_grpc_ingest_publish_to_kafka_and_the_indexer_indexes(
     finally:
         server.stop()
         indexer.stop()
-    published = read_topic(deployment.bootstrap, deployment.topics.documents)
+    published = read_topic(deployment, deployment.topics.documents)
     assert sorted(r.key for r in published) == [
         f"{WORKSPACE}/api",
         f"{WORKSPACE}/api",

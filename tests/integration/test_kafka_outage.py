@@ -69,7 +69,7 @@ def test_store_outage_neither_commits_past_nor_loses_events(
         lock = lock_store(deployment.data_dir / DB_FILE_NAME)
         began = time.monotonic()  # the rest of the ingest arrives during the outage
         asyncio.run(deployment.publish(events([document(i) for i in range(20, DOCS)])))
-        published = read_topic(deployment.bootstrap, deployment.topics.documents)
+        published = read_topic(deployment, deployment.topics.documents)
         samples = 0
         while time.monotonic() - began < OUTAGE_S:
             committed = committed_ids(published, group_offsets(deployment))

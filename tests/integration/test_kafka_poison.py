@@ -1,13 +1,12 @@
 """Poison events on the real broker: each lands in the dead-letter topic with headers naming
 its source and the error, its partition moves on, and every good event around it (protobuf
-and JSON alike) is indexed."""
+and JSON alike) is indexed. Runs over PLAINTEXT and SASL_SSL."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pytest
 from google.protobuf import json_format
@@ -25,9 +24,7 @@ from tests.support.kafka_indexer import (
     read_topic,
     wait_until,
 )
-
-if TYPE_CHECKING:  # the fixture module is loaded by tests/conftest.py as a plugin
-    from tests.support.kafka import KafkaEndpoint
+from tests.support.kafka_secured import KafkaListener
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 TRACEPARENT = b"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
@@ -70,9 +67,9 @@ def as_json(change: DocumentChange) -> OutgoingRecord:
 
 
 def test_poison_events_are_dead_lettered_and_the_partitions_move_on(
-    kafka_broker: KafkaEndpoint, tmp_path: Path
+    kafka_listener: KafkaListener, tmp_path: Path
 ) -> None:
-    deployment = KafkaDeployment(kafka_broker.bootstrap, tmp_path / "data", partitions=2)
+    deployment = KafkaDeployment.on(kafka_listener, tmp_path / "data", partitions=2)
     records: list[OutgoingRecord] = []
     for n in range(5):  # per poison: v1 of a document, the poison on its key, then v2
         records += [encode(document(n)), OutgoingRecord(f"{WORKSPACE}/doc-{n:04d}", *poison(n)[:2])]
@@ -89,13 +86,13 @@ def test_poison_events_are_dead_lettered_and_the_partitions_move_on(
             60,
             "every good event indexed",
         )
-        dead = read_topic(deployment.bootstrap, deployment.topics.documents_dlt)
+        dead = read_topic(deployment, deployment.topics.documents_dlt)
     finally:
         indexer.stop()
     versions = {d.doc_id: d.version for d in documents(deployment.data_dir)}
     assert versions == {f"doc-{n:04d}": 2 if n < 5 else 1 for n in range(15)}
 
-    documents_topic = read_topic(deployment.bootstrap, deployment.topics.documents)
+    documents_topic = read_topic(deployment, deployment.topics.documents)
     sources = {(r.partition, r.offset): r for r in documents_topic}
     assert len(dead) == 5
     for letter in dead:

@@ -45,7 +45,7 @@ def test_sigterm_mid_ingest_exits_in_time_having_committed_what_it_processed(
     assert "indexer stopped" in indexer.log()
 
     committed = group_offsets(deployment)
-    published = read_topic(deployment.bootstrap, deployment.topics.documents)
+    published = read_topic(deployment, deployment.topics.documents)
     below = {r.key.split("/", 1)[1] for r in published if r.offset < committed.get(r.partition, 0)}
     done = {d.doc_id for d in documents(deployment.data_dir) if d.state == DocState.PROCESSED}
     assert 0 < len(done) < DOCS, "the stop must land in the middle of the ingest"

@@ -31,6 +31,8 @@ from typing import Protocol
 
 import pytest
 
+from tests.support.kafka_secured import SecuredListeners
+
 REPO = Path(__file__).resolve().parents[2]
 FETCH_SCRIPT = REPO / "scripts" / "kafka.sh"
 LOG_CONFIG = REPO / "tools" / "kafka" / "log4j2.properties"
@@ -67,9 +69,9 @@ def fetch_libs() -> Path:
 
 def server_properties(
     *, port: int, controller_port: int, log_dir: Path, num_partitions: int
-) -> str:
+) -> dict[str, str]:
     """server.properties of a single combined node whose internal topics fit one replica."""
-    settings = {
+    return {
         "process.roles": "broker,controller",
         "node.id": str(NODE_ID),
         "controller.quorum.bootstrap.servers": f"127.0.0.1:{controller_port}",
@@ -91,6 +93,9 @@ def server_properties(
         # Consumer groups of the tests should not wait 3 s for more members to join.
         "group.initial.rebalance.delay.ms": "0",
     }
+
+
+def render_properties(settings: Mapping[str, str]) -> str:
     return "".join(f"{key}={value}\n" for key, value in settings.items())
 
 
@@ -167,10 +172,12 @@ class KafkaBroker:
         startup_timeout: float = 60.0,
         stop_grace: float = 15.0,
         detach: bool = False,
+        secured: bool = True,
     ) -> None:
         """`workdir` is kept after stop() when given (pytest's tmp dirs keep the log for a
         while); otherwise a temporary one is made and removed. `detach` puts the broker in its
-        own session so that it outlives this process (scripts/kafka.sh start)."""
+        own session so that it outlives this process (scripts/kafka.sh start). `secured` adds
+        the SASL_SSL and mutual-TLS listeners of kafka_secured.py."""
         self._libs = libs
         self._given_workdir = workdir
         self._num_partitions = num_partitions
@@ -178,6 +185,9 @@ class KafkaBroker:
         self._startup_timeout = startup_timeout
         self._stop_grace = stop_grace
         self._detach = detach
+        self._secured = secured
+        self.secured: SecuredListeners | None = None
+        """The secured listeners, once started with them."""
         self._proc: subprocess.Popen[bytes] | None = None
         self._workdir: Path | None = None
         self._port = 0
@@ -207,16 +217,18 @@ class KafkaBroker:
         java = java_binary(os.environ)
         self._workdir = self._given_workdir or Path(tempfile.mkdtemp(prefix="ragstream-kafka-"))
         self._workdir.mkdir(parents=True, exist_ok=True)
-        self._port, controller_port = free_ports(2)
-        props = self._workdir / "server.properties"
-        props.write_text(
-            server_properties(
-                port=self._port,
-                controller_port=controller_port,
-                log_dir=self._workdir / "data",
-                num_partitions=self._num_partitions,
-            )
+        self._port, controller_port, sasl_port, tls_port = free_ports(4)
+        settings = server_properties(
+            port=self._port,
+            controller_port=controller_port,
+            log_dir=self._workdir / "data",
+            num_partitions=self._num_partitions,
         )
+        if self._secured:
+            self.secured = SecuredListeners.create(self._workdir, sasl_port, tls_port)
+            settings = self.secured.apply(settings)
+        props = self._workdir / "server.properties"
+        props.write_text(render_properties(settings))
         # log4j's own shutdown hook would end logging before Kafka's hook logs its shutdown.
         opts = [f"-Dlog4j2.configurationFile={LOG_CONFIG}", "-Dlog4j2.shutdownHookEnabled=false"]
         opts += ["-cp", f"{libs}/*"]
@@ -241,6 +253,8 @@ class KafkaBroker:
         # --standalone makes this node the whole controller quorum (a dynamic quorum of one).
         command = [*java, "kafka.tools.StorageTool", "format", "--standalone"]
         command += ["--cluster-id", new_cluster_id(), "--config", str(props)]
+        if self.secured is not None:  # SCRAM users are part of the initial metadata
+            command += self.secured.format_arguments()
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             output = (done.stdout + done.stderr).strip()

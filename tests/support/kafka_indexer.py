@@ -25,11 +25,13 @@ from ragstream.common.bus.kafka_consumer import bus_record
 from ragstream.common.bus.protocols import BusRecord, OutgoingRecord
 from ragstream.common.bus.topics import Topics
 from ragstream.common.config import BusConfig
+from ragstream.common.config_kafka import KafkaSecurityConfig
 from ragstream.common.events import DocumentChange, encode
 from ragstream.common.models import Collection, DocState, DocumentRecord
 from ragstream.common.storage.sqlite.db import Database
 from ragstream.common.storage.sqlite.documents import SqliteDocumentStore
 from ragstream.common.storage.sqlite.search import SqliteSearchStore
+from tests.support.kafka_secured import KafkaListener
 from tests.support.server import RagstreamProcess
 
 WORKSPACE = "kafka"
@@ -45,6 +47,17 @@ class KafkaDeployment:
     partitions: int = 4
     prefix: str = field(default_factory=lambda: f"it{uuid.uuid4().hex[:12]}")
     extra_env: dict[str, str] = field(default_factory=dict)
+    security: KafkaSecurityConfig = field(default_factory=KafkaSecurityConfig)
+    """How the processes and the test reach the broker (bus.kafka_security)."""
+
+    @classmethod
+    def on(cls, listener: KafkaListener, data_dir: Path, **fields: Any) -> KafkaDeployment:
+        """A deployment whose clients use one listener of the test broker."""
+        return cls(listener.bootstrap, data_dir, security=listener.security, **fields)
+
+    @property
+    def listener(self) -> KafkaListener:
+        return KafkaListener(self.bootstrap, self.security)
 
     @property
     def topics(self) -> Topics:
@@ -56,19 +69,15 @@ class KafkaDeployment:
 
     @property
     def bus(self) -> BusConfig:
-        return BusConfig(
-            backend="kafka",
-            kafka_bootstrap=self.bootstrap,
-            topic_prefix=self.prefix,
-            partitions=self.partitions,
-            group_id=self.group_id,
+        return self.listener.bus(
+            topic_prefix=self.prefix, partitions=self.partitions, group_id=self.group_id
         )
 
     def env(self) -> dict[str, str]:
         return {
             **os.environ,
             "RAGSTREAM_BUS__BACKEND": "kafka",
-            "RAGSTREAM_BUS__KAFKA_BOOTSTRAP": self.bootstrap,
+            **self.listener.env(),
             "RAGSTREAM_BUS__TOPIC_PREFIX": self.prefix,
             "RAGSTREAM_BUS__PARTITIONS": str(self.partitions),
             "RAGSTREAM_BUS__GROUP_ID": self.group_id,
@@ -187,8 +196,8 @@ def dump(data_dir: Path) -> dict[str, Any]:
     return asyncio.run(_dump(data_dir))
 
 
-async def _group_offsets(bootstrap: str, group: str, topic: str) -> dict[int, int]:
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+async def _group_offsets(listener: KafkaListener, group: str, topic: str) -> dict[int, int]:
+    admin = AIOKafkaAdminClient(**listener.client())
     await admin.start()
     try:
         offsets = await admin.list_consumer_group_offsets(group)
@@ -204,13 +213,13 @@ async def _group_offsets(bootstrap: str, group: str, topic: str) -> dict[int, in
 def group_offsets(deployment: KafkaDeployment) -> dict[int, int]:
     """Per partition of the document topic, the group's committed offset."""
     return asyncio.run(
-        _group_offsets(deployment.bootstrap, deployment.group_id, deployment.topics.documents)
+        _group_offsets(deployment.listener, deployment.group_id, deployment.topics.documents)
     )
 
 
-async def _read_topic(bootstrap: str, topic: str) -> list[BusRecord]:
+async def _read_topic(listener: KafkaListener, topic: str) -> list[BusRecord]:
     consumer = AIOKafkaConsumer(
-        topic, bootstrap_servers=bootstrap, enable_auto_commit=False, auto_offset_reset="earliest"
+        topic, **listener.client(enable_auto_commit=False, auto_offset_reset="earliest")
     )
     await consumer.start()  # without a group: every partition is assigned
     try:
@@ -226,6 +235,6 @@ async def _read_topic(bootstrap: str, topic: str) -> list[BusRecord]:
         await consumer.stop()
 
 
-def read_topic(bootstrap: str, topic: str) -> list[BusRecord]:
+def read_topic(deployment: KafkaDeployment, topic: str) -> list[BusRecord]:
     """Every record of the topic, outside any consumer group."""
-    return asyncio.run(_read_topic(bootstrap, topic))
+    return asyncio.run(_read_topic(deployment.listener, topic))

@@ -210,3 +210,16 @@ async def test_a_poll_sees_records_another_process_publishes(
         await asyncio.to_thread(child.wait)
     assert [r.key for r in got] == ["late"]
     assert child.returncode == 0
+
+
+async def test_a_workspaces_lag_counts_only_its_uncommitted_keys(log: SqliteEventLog) -> None:
+    keys = ["alpha/a", "beta/b", "alpha/c", "alphabet/d", "alpha/e"]
+    await log.publish("t", [OutgoingRecord(key, b"v") for key in keys])
+    assert await log.workspace_lag("g", ["t"], "alpha") == 3
+    assert await log.workspace_lag("g", ["t"], "alphabet") == 1
+    consumer = log.consumer("g", ["t"])
+    first_three = await consumer.poll(3, timeout=1)
+    await consumer.commit(first_three)
+    assert await log.workspace_lag("g", ["t"], "alpha") == 1
+    assert await log.workspace_lag("g", ["t"], "beta") == 0
+    await consumer.close()

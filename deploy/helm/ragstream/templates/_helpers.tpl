@@ -87,6 +87,7 @@ since 10000000 would otherwise print as 1e+07, which an integer setting rejects.
 {{- if and .Values.otel.enabled (not .Values.otel.endpoint) }}
 {{- fail "otel.endpoint is required when otel.enabled is true" }}
 {{- end }}
+{{- include "ragstream.validateKafka" . }}
 {{- with .Values.auth }}
 {{- if and .enabled (not .tokensSecret.name) }}
 {{- fail "auth.tokensSecret.name is required when auth.enabled is true: name an existing Secret holding the tokens file (e.g. kubectl create secret generic ragstream-auth --from-file=tokens.toml), or set auth.enabled=false to serve without authentication. ragstream refuses to start with auth on and no tokens file." }}
@@ -130,6 +131,17 @@ mount them, as only the query service reads them.
 {{- toYaml (dict "volumes" $volumes) }}
 {{- end }}
 
+{{/* One setting from a Secret key (secretKeyRef); nothing for an empty name. Arguments: dict "name" SETTING_VARIABLE "ref" {name, key}. */}}
+{{- define "ragstream.secretEnv" }}
+{{- if .ref.name }}
+- name: {{ .name | upper }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ .ref.name | quote }}
+      key: {{ .ref.key | quote }}
+{{- end }}
+{{- end }}
+
 {{/* Credentials (secretKeyRef), OpenTelemetry, then the component's extraEnv. Arguments: dict "root" $ "component" NAME "values" COMPONENT_VALUES. */}}
 {{- define "ragstream.env" -}}
 {{- $root := .root -}}
@@ -143,12 +155,13 @@ mount them, as only the query service reads them.
       fieldPath: metadata.namespace
 {{- range $section, $fields := $root.Values.secrets }}
 {{- range $field, $ref := $fields }}
-{{- if $ref.name }}
-- name: {{ printf "RAGSTREAM_%s__%s" $section $field | upper }}
-  valueFrom:
-    secretKeyRef:
-      name: {{ $ref.name | quote }}
-      key: {{ $ref.key | quote }}
+{{- if hasKey $ref "key" }}
+{{- include "ragstream.secretEnv" (dict "name" (printf "RAGSTREAM_%s__%s" $section $field) "ref" $ref) }}
+{{- else }}
+{{- /* A nested section, e.g. bus.kafka_security. */}}
+{{- range $inner, $innerRef := $ref }}
+{{- include "ragstream.secretEnv" (dict "name" (printf "RAGSTREAM_%s__%s__%s" $section $field $inner) "ref" $innerRef) }}
+{{- end }}
 {{- end }}
 {{- end }}
 {{- end }}
@@ -198,18 +211,14 @@ mount them, as only the query service reads them.
 {{- end }}
 
 {{/*
-A native gRPC probe on grpc.health.v1 (the empty service name: the whole server); with "tcp"
-true a TCP connect instead, for a port that speaks TLS, which the kubelet's gRPC probe cannot.
+A native gRPC probe on grpc.health.v1 (the empty service name: the whole server). The port
+must speak plaintext (the kubelet's gRPC probe has no TLS): a query service under TLS is
+probed on its plaintext health-only port (serve --health-listen).
 */}}
 {{- define "ragstream.probe" -}}
-{{- if .tcp -}}
-tcpSocket:
-  port: {{ .port }}
-{{- else -}}
 grpc:
   port: {{ .port }}
   service: ""
-{{- end }}
 periodSeconds: {{ .probe.periodSeconds }}
 timeoutSeconds: {{ .probe.timeoutSeconds }}
 failureThreshold: {{ .probe.failureThreshold }}
@@ -219,14 +228,15 @@ failureThreshold: {{ .probe.failureThreshold }}
 The pod template of both Deployments. Its security settings are fixed, not values: they meet
 the Kubernetes "restricted" Pod Security Standard, and the image runs as uid 10001.
 Arguments: dict "root" $ "component" NAME "values" COMPONENT_VALUES "args" LIST "portName" NAME
-"port" INT "tcpProbes" BOOL "authFiles" BOOL (mount the auth settings' files).
+"port" INT "healthPort" INT (0: the probes use "port") "authFiles" BOOL (mount the auth
+settings' files).
 */}}
 {{- define "ragstream.podTemplate" -}}
 {{- $root := .root }}
 {{- $v := .values }}
-{{- $authVolumes := list }}
+{{- $authVolumes := (include "ragstream.kafkaVolumes" $root | fromYaml).volumes }}
 {{- if .authFiles }}
-{{- $authVolumes = (include "ragstream.authVolumes" $root | fromYaml).volumes }}
+{{- $authVolumes = concat (include "ragstream.authVolumes" $root | fromYaml).volumes $authVolumes }}
 {{- end -}}
 metadata:
   labels:
@@ -265,17 +275,23 @@ spec:
         - name: {{ .portName }}
           containerPort: {{ .port }}
           protocol: TCP
+        {{- if .healthPort }}
+        - name: health
+          containerPort: {{ .healthPort }}
+          protocol: TCP
+        {{- end }}
       envFrom:
         - configMapRef:
             name: {{ include "ragstream.fullname" $root }}
       env:
         {{- include "ragstream.env" . | nindent 8 }}
+      {{- $probePort := .healthPort | default .port }}
       startupProbe:
-        {{- include "ragstream.probe" (dict "port" .port "tcp" .tcpProbes "probe" $v.probes.startup) | nindent 8 }}
+        {{- include "ragstream.probe" (dict "port" $probePort "probe" $v.probes.startup) | nindent 8 }}
       livenessProbe:
-        {{- include "ragstream.probe" (dict "port" .port "tcp" .tcpProbes "probe" $v.probes.liveness) | nindent 8 }}
+        {{- include "ragstream.probe" (dict "port" $probePort "probe" $v.probes.liveness) | nindent 8 }}
       readinessProbe:
-        {{- include "ragstream.probe" (dict "port" .port "tcp" .tcpProbes "probe" $v.probes.readiness) | nindent 8 }}
+        {{- include "ragstream.probe" (dict "port" $probePort "probe" $v.probes.readiness) | nindent 8 }}
       resources:
         {{- toYaml $v.resources | nindent 8 }}
       securityContext:

@@ -611,9 +611,12 @@ func (x *ListDocumentsResponse) GetNextPageToken() string {
 	return ""
 }
 
-// Takes no parameters.
+// Which workspace's queued work to count.
 type GetIndexingProgressRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The workspace whose queued work is counted; the token must grant it. Empty: every
+	// workspace (the total), which needs a token granted "*" when auth is on.
+	Workspace     string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -648,12 +651,19 @@ func (*GetIndexingProgressRequest) Descriptor() ([]byte, []int) {
 	return file_ragstream_v1_ingest_proto_rawDescGZIP(), []int{10}
 }
 
+func (x *GetIndexingProgressRequest) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
 // Indexing work still queued.
 type GetIndexingProgressResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Document events published but not yet committed by the indexer (all workspaces).
+	// Document events published but not yet committed by the indexer (of the workspace).
 	PendingDocumentEvents int64 `protobuf:"varint,1,opt,name=pending_document_events,json=pendingDocumentEvents,proto3" json:"pending_document_events,omitempty"`
-	// Graph-merge events not yet committed by the indexer (all workspaces).
+	// Graph-merge events not yet committed by the indexer (of the workspace).
 	PendingGraphMerges int64 `protobuf:"varint,2,opt,name=pending_graph_merges,json=pendingGraphMerges,proto3" json:"pending_graph_merges,omitempty"`
 	unknownFields      protoimpl.UnknownFields
 	sizeCache          protoimpl.SizeCache
@@ -744,8 +754,9 @@ const file_ragstream_v1_ingest_proto_rawDesc = "" +
 	"page_token\x18\x04 \x01(\tR\tpageToken\"{\n" +
 	"\x15ListDocumentsResponse\x12:\n" +
 	"\tdocuments\x18\x01 \x03(\v2\x1c.ragstream.v1.DocumentStatusR\tdocuments\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x1c\n" +
-	"\x1aGetIndexingProgressRequest\"\x87\x01\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\":\n" +
+	"\x1aGetIndexingProgressRequest\x12\x1c\n" +
+	"\tworkspace\x18\x01 \x01(\tR\tworkspace\"\x87\x01\n" +
 	"\x1bGetIndexingProgressResponse\x126\n" +
 	"\x17pending_document_events\x18\x01 \x01(\x03R\x15pendingDocumentEvents\x120\n" +
 	"\x14pending_graph_merges\x18\x02 \x01(\x03R\x12pendingGraphMerges2\xfe\x03\n" +

@@ -32,8 +32,8 @@ const (
 //
 // Publishes document changes to the event bus and reports indexing status.
 // Publishing returns once the events are durably on the bus; indexing follows
-// asynchronously (poll GetDocumentStatus, or GetIndexingProgress for the whole
-// queue).
+// asynchronously (poll GetDocumentStatus, or GetIndexingProgress for a
+// workspace's whole queue).
 //
 // Errors common to every method: UNAUTHENTICATED when the server requires a
 // token (`authorization: Bearer <token>` metadata) and none or an unknown one
@@ -122,8 +122,8 @@ func (c *ingestServiceClient) GetIndexingProgress(ctx context.Context, in *GetIn
 //
 // Publishes document changes to the event bus and reports indexing status.
 // Publishing returns once the events are durably on the bus; indexing follows
-// asynchronously (poll GetDocumentStatus, or GetIndexingProgress for the whole
-// queue).
+// asynchronously (poll GetDocumentStatus, or GetIndexingProgress for a
+// workspace's whole queue).
 //
 // Errors common to every method: UNAUTHENTICATED when the server requires a
 // token (`authorization: Bearer <token>` metadata) and none or an unknown one

@@ -146,15 +146,30 @@ class Client:
             if not token:
                 return statuses
 
-    async def progress(self) -> tuple[int, int]:
-        """(document events, graph merges) still waiting for the indexer."""
-        reply = await self.ingest.GetIndexingProgress(ingest_pb2.GetIndexingProgressRequest())
+    async def progress(self, workspace: str) -> tuple[int, int]:
+        """(document events, graph merges) of `workspace` still waiting for the indexer;
+        an empty workspace: of every workspace (a token granted "*" only)."""
+        reply = await self.ingest.GetIndexingProgress(
+            ingest_pb2.GetIndexingProgressRequest(workspace=workspace)
+        )
         return reply.pending_document_events, reply.pending_graph_merges
 
-    async def wait_until_current(self, timeout_s: float, poll_s: float = 0.5) -> None:
-        """Returns once no indexing work is queued (documents and knowledge graph)."""
+    async def wait_until_indexed(
+        self, workspace: str, published: Sequence[ingest_pb2.PublishResult], timeout_s: float
+    ) -> list[common_pb2.DocumentStatus]:
+        """The documents' final statuses, once the workspace's graph merges are done too (so
+        that queries see the whole graph): what `ingest --wait` waits for."""
+        started = time.monotonic()
+        statuses = await self.wait_until_done(workspace, published, timeout_s)
+        await self.wait_until_current(workspace, timeout_s - (time.monotonic() - started))
+        return statuses
+
+    async def wait_until_current(
+        self, workspace: str, timeout_s: float, poll_s: float = 0.5
+    ) -> None:
+        """Returns once no indexing work of `workspace` is queued (documents and graph)."""
         deadline = time.monotonic() + timeout_s
-        while await self.progress() != (0, 0):
+        while await self.progress(workspace) != (0, 0):
             if time.monotonic() > deadline:
                 raise TimeoutError("the index did not catch up in time")
             await asyncio.sleep(poll_s)

@@ -67,7 +67,7 @@ async def _wait(
 ) -> list[common_pb2.DocumentStatus]:
     with Progress(transient=True, console=err) as progress:
         progress.add_task("indexing", total=None)
-        return await client.wait_until_done(workspace, published, timeout)
+        return await client.wait_until_indexed(workspace, published, timeout)
 
 
 async def delete(server: str, workspace: str, doc_ids: list[str]) -> int:
@@ -106,14 +106,14 @@ async def status(server: str, workspace: str, doc_id: str | None) -> int:
             s.error,
         )
     out.print(table)
-    documents, merges = await _progress(server)
+    documents, merges = await _progress(server, workspace)
     out.print(f"queued: {documents} document events, {merges} knowledge-graph merges")
     return 0
 
 
-async def _progress(server: str) -> tuple[int, int]:
+async def _progress(server: str, workspace: str) -> tuple[int, int]:
     async with Client(server) as client:
-        return await client.progress()
+        return await client.progress(workspace)
 
 
 async def ask(

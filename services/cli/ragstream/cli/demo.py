@@ -73,7 +73,7 @@ async def ingest_and_ask(address: str, corpus: Path, questions: list[dict[str, s
             f"indexed {len(statuses)} documents ({chunks} chunks) "
             f"in {time.monotonic() - started:.1f} s; building the knowledge graph"
         )
-        await client.wait_until_current(timeout_s=240)
+        await client.wait_until_current(WORKSPACE, timeout_s=240)
         entities = sum(s.entity_count for s in statuses)
         relations = sum(s.relation_count for s in statuses)
         out.print(

@@ -84,6 +84,14 @@ def serve(
     ] = None,
     listen: Annotated[str | None, typer.Option("--listen", help="host:port to listen on.")] = None,
     no_indexer: Annotated[bool, typer.Option("--no-indexer", help="Query service only.")] = False,
+    health_listen: Annotated[
+        str | None,
+        typer.Option(
+            "--health-listen",
+            help="host:port of a plaintext port serving only grpc.health.v1 (for probes "
+            "that cannot speak TLS).",
+        ),
+    ] = None,
     config: ConfigOpt = None,
 ) -> None:
     """Run the gRPC server, and the indexer on the embedded event log."""
@@ -91,8 +99,10 @@ def serve(
 
     settings = _settings(config, data_dir=data_dir)
     _listen("--listen" if listen else "server.listen", listen or settings.server.listen)
+    if health_listen:
+        _listen("--health-listen", health_listen)
     with _reported():
-        asyncio.run(run(settings, listen or settings.server.listen, with_indexer=not no_indexer))
+        asyncio.run(run(settings, listen or settings.server.listen, not no_indexer, health_listen))
 
 
 @app.command()

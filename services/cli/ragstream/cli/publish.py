@@ -93,7 +93,7 @@ async def _wait(server: str, workspace: str, documents: list[FileDocument], time
     published = [ingest_pb2.PublishResult(doc_id=d.doc_id, version=d.version) for d in documents]
     try:
         async with Client(server) as client:
-            statuses = await client.wait_until_done(workspace, published, timeout)
+            statuses = await client.wait_until_indexed(workspace, published, timeout)
     except (grpc.aio.AioRpcError, TimeoutError) as exc:
         err.print(f"[red]error[/red] waiting for {server}: {exc}")
         return 2

@@ -30,6 +30,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from ragstream.common.config_kafka import KafkaSecurityConfig
 from ragstream.common.listen import ListenError, parse_listen
 
 WORKSPACE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
@@ -228,6 +229,12 @@ class BusConfig(Section):
     kafka_bootstrap: str = "localhost:9092"
     partitions: int = Field(6, ge=1)
     group_id: str = "ragstream-indexer"
+    kafka_security: KafkaSecurityConfig = KafkaSecurityConfig()
+    """TLS and SASL of every Kafka client (config_kafka.py)."""
+    connect_retry_s: float = Field(60.0, ge=0)
+    """How long opening the Kafka bus retries, with capped exponential backoff, while the
+    brokers cannot be reached or refuse the credentials; then the process stops with the
+    reason. 0: one attempt."""
 
 
 class StorageConfig(Section):

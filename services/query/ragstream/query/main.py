@@ -8,6 +8,7 @@ import logging
 
 from ragstream.common.bus.progress import Progress, indexing_progress
 from ragstream.common.config import Settings
+from ragstream.common.health import HealthServer
 from ragstream.common.providers.scheduler import Priority
 from ragstream.common.registry import Backends
 from ragstream.query.engine import QueryEngine
@@ -57,8 +58,10 @@ def build_gate(settings: Settings) -> Gate:
 
 
 def build_server(settings: Settings, backends: Backends, listen: str) -> GrpcServer:
-    async def progress() -> Progress:
-        return await indexing_progress(backends.bus, backends.topics, settings.bus.group_id)
+    async def progress(workspace: str | None) -> Progress:
+        return await indexing_progress(
+            backends.bus, backends.topics, settings.bus.group_id, workspace
+        )
 
     query = QueryServicer(build_engine(settings, backends), settings.query, settings.workspace)
     ingest = IngestServicer(
@@ -79,11 +82,23 @@ def build_server(settings: Settings, backends: Backends, listen: str) -> GrpcSer
     )
 
 
-async def serve_until(server: GrpcServer, listen: str, stop: asyncio.Event) -> None:
+async def serve_until(
+    server: GrpcServer, listen: str, stop: asyncio.Event, health: HealthServer | None = None
+) -> None:
     """Starts a built (so already bound) server and serves until `stop`, then reports
-    NOT_SERVING and drains the calls in flight."""
+    NOT_SERVING and drains the calls in flight.
+
+    With `health`, grpc.health.v1 is also served on its port, in plaintext and without a
+    token, for probes that cannot speak the main port's TLS (the kubelet's gRPC probe)."""
     await server.start()
     print(f"ragstream serving on {listen} (port {server.port})", flush=True)
-    await stop.wait()
-    log.info("shutting down")
-    await server.stop()
+    if health is not None:
+        await health.start()
+        print(f"ragstream health on port {health.port}", flush=True)
+    try:
+        await stop.wait()
+        log.info("shutting down")
+    finally:
+        if health is not None:
+            await health.stop(grace_s=0)  # NOT_SERVING on both ports before the drain
+        await server.stop()

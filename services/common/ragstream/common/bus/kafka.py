@@ -9,22 +9,32 @@ Keys are UTF-8 bytes (`workspace/doc_id` for documents), so Kafka's default part
 keeps each document's events in one partition, in order. The producer is idempotent with
 acks=all: a retried send never duplicates or reorders a partition's records, and `publish`
 returns once every record is acknowledged by the in-sync replicas.
+
+Every client connects with the options of `bus.kafka_security` (kafka_security.py). Opening
+the bus retries an unreachable or refusing cluster with capped exponential backoff for
+`bus.connect_retry_s`, one log line per attempt, then raises the reason.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
-from typing import Any
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
 
 from aiokafka import AIOKafkaProducer
 
-from ragstream.common.bus.kafka_admin import TopicSpec, ensure_topics
+from ragstream.common.bus.kafka_admin import KafkaUnavailableError, TopicSpec, ensure_topics
 from ragstream.common.bus.kafka_consumer import KafkaConsumer
+from ragstream.common.bus.kafka_security import KafkaOptions, kafka_options
 from ragstream.common.bus.protocols import Bus, OutgoingRecord
 from ragstream.common.bus.topics import Topics
 from ragstream.common.config import BusConfig, Settings
 
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+FIRST_BACKOFF_S = 0.5
+MAX_BACKOFF_S = 15.0
 HEADROOM_BYTES = 1 << 20
 """Room above the largest accepted document for the event's other fields and headers."""
 MIN_REQUEST_BYTES = 1 << 20
@@ -44,15 +54,14 @@ class KafkaPublisher:
     """An idempotent producer, started on the first publish."""
 
     def __init__(
-        self, bootstrap: str, *, max_request_bytes: int, client_id: str = "ragstream"
+        self, options: KafkaOptions, *, max_request_bytes: int, client_id: str = "ragstream"
     ) -> None:
-        self._options: dict[str, Any] = {
-            "bootstrap_servers": bootstrap,
-            "client_id": client_id,
-            "enable_idempotence": True,
-            "acks": "all",
-            "max_request_size": max(MIN_REQUEST_BYTES, max_request_bytes),
-        }
+        self._options = options.client(
+            client_id=client_id,
+            enable_idempotence=True,
+            acks="all",
+            max_request_size=max(MIN_REQUEST_BYTES, max_request_bytes),
+        )
         self._producer: Any = None
         self._starting = asyncio.Lock()
 
@@ -95,21 +104,23 @@ class KafkaBus:
 
     def __init__(self, cfg: BusConfig, max_document_bytes: int) -> None:
         self._cfg = cfg
+        self.options = kafka_options(cfg)
         self.max_event_bytes = max_document_bytes + HEADROOM_BYTES
-        self.publisher = KafkaPublisher(cfg.kafka_bootstrap, max_request_bytes=self.max_event_bytes)
+        self.publisher = KafkaPublisher(self.options, max_request_bytes=self.max_event_bytes)
         self._consumers: list[KafkaConsumer] = []
 
     @classmethod
     async def open(cls, cfg: BusConfig, max_document_bytes: int) -> KafkaBus:
-        """Creates the missing topics; raises KafkaUnavailableError naming the problem."""
+        """Creates the missing topics, retrying with backoff for `bus.connect_retry_s`;
+        raises KafkaUnavailableError naming the problem (ConfigError for unusable files)."""
         bus = cls(cfg, max_document_bytes)
         specs = topic_specs(Topics(cfg.topic_prefix), cfg.partitions, bus.max_event_bytes)
-        await ensure_topics(cfg.kafka_bootstrap, specs)
+        await retrying(lambda: ensure_topics(bus.options, specs), cfg.connect_retry_s)
         return bus
 
     def consumer(self, group_id: str, topics: Sequence[str]) -> KafkaConsumer:
         """A new member of `group_id`; it joins the group on its first poll."""
-        consumer = KafkaConsumer(self._cfg.kafka_bootstrap, group_id, topics)
+        consumer = KafkaConsumer(self.options, group_id, topics)
         self._consumers.append(consumer)
         return consumer
 
@@ -119,13 +130,31 @@ class KafkaBus:
         await self.publisher.close()
 
 
+async def retrying(attempt: Callable[[], Awaitable[T]], retry_s: float) -> T:
+    """`attempt()`, again after 0.5, 1, 2, ... (at most MAX_BACKOFF_S) seconds while it raises
+    KafkaUnavailableError, until `retry_s` have passed; each failure is one log line."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + retry_s
+    delay = FIRST_BACKOFF_S
+    while True:
+        try:
+            return await attempt()
+        except KafkaUnavailableError as exc:
+            wait = min(delay, deadline - loop.time())
+            if wait <= 0:
+                raise
+            log.warning("%s; retrying in %.1f s", exc, wait)
+        await asyncio.sleep(wait)
+        delay = min(delay * 2, MAX_BACKOFF_S)
+
+
 async def open_kafka_bus(settings: Settings) -> Bus:
     """The Kafka bus: topics created if missing; raises KafkaUnavailableError."""
     from ragstream.common.bus.kafka_progress import group_lag
 
     bus = await KafkaBus.open(settings.bus, settings.indexer.max_document_bytes)
 
-    async def pending(group_id: str, topics: Sequence[str]) -> int:
-        return await group_lag(settings.bus.kafka_bootstrap, group_id, topics)
+    async def pending(group_id: str, topics: Sequence[str], workspace: str | None = None) -> int:
+        return await group_lag(bus.options, group_id, topics, workspace)
 
     return Bus(publisher=bus.publisher, consumer=bus.consumer, pending=pending, close=bus.close)

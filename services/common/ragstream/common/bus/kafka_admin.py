@@ -14,6 +14,7 @@ from typing import Any
 from aiokafka import errors
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
+from ragstream.common.bus.kafka_security import KafkaOptions, connection_problem
 from ragstream.common.errors import BackendUnavailableError
 
 MAX_REPLICATION = 3
@@ -49,10 +50,10 @@ def creation_errors(topic_errors: Sequence[Sequence[Any]]) -> list[str]:
 
 
 async def ensure_topics(
-    bootstrap: str, topics: Sequence[TopicSpec], *, client_id: str = "ragstream"
+    options: KafkaOptions, topics: Sequence[TopicSpec], *, client_id: str = "ragstream"
 ) -> list[str]:
     """Creates the topics that do not exist yet; returns the names it created."""
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, client_id=client_id)
+    admin = AIOKafkaAdminClient(**options.client(client_id=client_id))
     try:
         await admin.start()
         existing = set(await admin.list_topics())
@@ -68,9 +69,12 @@ async def ensure_topics(
             ]
         )
     except errors.KafkaError as exc:
+        reason = str(exc)
+        if isinstance(exc, errors.KafkaConnectionError):
+            reason = await connection_problem(options) or reason
         raise KafkaUnavailableError(
-            f"cannot prepare the bus topics on Kafka at {bootstrap} (bus.kafka_bootstrap): {exc}"
-        ) from exc
+            f"cannot prepare the bus topics on Kafka at {options.bootstrap}: {reason}"
+        ) from None
     finally:
         await admin.close()
     problems = creation_errors(response.topic_errors)

@@ -24,6 +24,7 @@ from typing import Any
 from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, TopicPartition
 from aiokafka.errors import CommitFailedError, IllegalStateError, KafkaError
 
+from ragstream.common.bus.kafka_security import KafkaOptions
 from ragstream.common.bus.protocols import BusRecord
 
 log = logging.getLogger(__name__)
@@ -75,7 +76,7 @@ class KafkaConsumer:
 
     def __init__(
         self,
-        bootstrap: str,
+        options: KafkaOptions,
         group_id: str,
         topics: Sequence[str],
         *,
@@ -88,15 +89,14 @@ class KafkaConsumer:
             raise ValueError("a consumer needs a group id and at least one topic")
         self.group_id = group_id
         self.topics = tuple(dict.fromkeys(topics))
-        self._options: dict[str, Any] = {
-            "bootstrap_servers": bootstrap,
-            "group_id": group_id,
-            "client_id": client_id,
-            "enable_auto_commit": False,
-            "auto_offset_reset": "earliest",
-            "isolation_level": "read_committed",
-            "session_timeout_ms": session_timeout_ms,
-        }
+        self._options = options.client(
+            group_id=group_id,
+            client_id=client_id,
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+            isolation_level="read_committed",
+            session_timeout_ms=session_timeout_ms,
+        )
         self._drain_timeout_s = drain_timeout_s
         self._lag_log_interval_s = lag_log_interval_s
         self._consumer: Any = None

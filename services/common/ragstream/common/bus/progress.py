@@ -1,7 +1,8 @@
 """How far the indexer is behind: the document events and graph merges not yet committed.
 
 Both zero means the index is current. `GetIndexingProgress`, `ingest --wait`, the
-evaluations and the merge stage's settle wait all read it through this one function.
+evaluations and the merge stage's settle wait all read it through this one function, for one
+workspace (its tenants' view) or for all of them (workspace None: the admin-wide total).
 """
 
 from __future__ import annotations
@@ -24,7 +25,11 @@ class Progress:
         return self.documents == 0 and self.merges == 0
 
 
-async def indexing_progress(bus: Bus, topics: Topics, group_id: str) -> Progress:
-    documents = await bus.pending(group_id, [topics.documents])
-    merges = await bus.pending(merge_group(group_id), [topics.graph_merge])
+async def indexing_progress(
+    bus: Bus, topics: Topics, group_id: str, workspace: str | None = None
+) -> Progress:
+    """The backlog of `workspace` (its keys are `workspace/...` on both topics), or of every
+    workspace when None."""
+    documents = await bus.pending(group_id, [topics.documents], workspace)
+    merges = await bus.pending(merge_group(group_id), [topics.graph_merge], workspace)
     return Progress(documents, merges)

@@ -59,6 +59,15 @@ class Consumer(Protocol):
     async def close(self) -> None: ...
 
 
+class Pending(Protocol):
+    async def __call__(
+        self, group_id: str, topics: Sequence[str], workspace: str | None = None
+    ) -> int:
+        """Records of `topics` the consumer group has not committed yet: all of them
+        (workspace None), or those of one workspace (keys `workspace/...`)."""
+        ...
+
+
 async def _nothing_to_close() -> None:
     return None
 
@@ -70,7 +79,7 @@ class Bus:
     publisher: Publisher
     consumer: Callable[[str, Sequence[str]], Consumer]
     """Makes a consumer for (group id, topics)."""
-    pending: Callable[[str, Sequence[str]], Awaitable[int]]
-    """Records of (topics) a consumer group (group id) has not committed yet."""
+    pending: Pending
+    """The backlog of a consumer group, in all workspaces or in one."""
     close: Callable[[], Awaitable[None]] = _nothing_to_close
     """Releases the bus's connections (after the consumers it made are closed)."""

@@ -165,6 +165,23 @@ class SqliteEventLog:
         done = await self.committed(group_id, topics)
         return {topic: max(0, ends[topic] - done[topic]) for topic in topics}
 
+    async def workspace_lag(self, group_id: str, topics: Sequence[str], workspace: str) -> int:
+        """How many records keyed `workspace/...` the group has not committed yet."""
+        prefix = f"{workspace}/"
+
+        def read(conn: sqlite3.Connection) -> int:
+            done = _committed(conn, group_id, topics)
+            return sum(
+                conn.execute(
+                    "SELECT count(*) FROM bus_records WHERE topic = ? AND offset >= ? "
+                    "AND substr(key, 1, ?) = ?",
+                    (topic, done[topic], len(prefix), prefix),
+                ).fetchone()[0]
+                for topic in dict.fromkeys(topics)
+            )
+
+        return await self._db.read(read)
+
     async def prune_consumed(self, topics: Sequence[str]) -> int:
         """Deletes the records that every group reading a topic has committed; returns how
         many. Offsets stay as they were (the next offset is kept per topic). A topic no
@@ -310,7 +327,9 @@ async def open_sqlite_bus(db: Database) -> Bus:
     """The embedded bus of one data directory."""
     log = await SqliteEventLog.open(db)
 
-    async def pending(group_id: str, topics: Sequence[str]) -> int:
+    async def pending(group_id: str, topics: Sequence[str], workspace: str | None = None) -> int:
+        if workspace is not None:
+            return await log.workspace_lag(group_id, topics, workspace)
         return sum((await log.lag(group_id, topics)).values())
 
     return Bus(publisher=log, consumer=log.consumer, pending=pending)

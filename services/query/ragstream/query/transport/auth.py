@@ -85,8 +85,12 @@ class Grant:
     name: str
     workspaces: frozenset[str]
 
+    @property
+    def all_workspaces(self) -> bool:
+        return ALL_WORKSPACES in self.workspaces
+
     def allows(self, workspace: str) -> bool:
-        return ALL_WORKSPACES in self.workspaces or workspace in self.workspaces
+        return self.all_workspaces or workspace in self.workspaces
 
 
 class Unauthenticated(Exception):

@@ -51,7 +51,7 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
         topic: str,
         docs: DocumentStore,
         workspace: str,
-        progress: Callable[[], Awaitable[Progress]],
+        progress: Callable[[str | None], Awaitable[Progress]],
     ) -> None:
         self._progress = progress
         self._publisher = publisher
@@ -98,7 +98,8 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
     async def GetIndexingProgress(
         self, request: ingest_pb2.GetIndexingProgressRequest, context: Context
     ) -> ingest_pb2.GetIndexingProgressResponse:
-        progress = await self._progress()
+        # An empty workspace is every workspace here (the gate let only a "*" token through).
+        progress = await self._progress(request.workspace or None)
         return ingest_pb2.GetIndexingProgressResponse(
             pending_document_events=progress.documents, pending_graph_merges=progress.merges
         )

@@ -49,6 +49,9 @@ FAMILIES: dict[str, str] = {
 }
 """The expensive methods and the admission family each belongs to; the rest (status,
 listing, progress) are cheap reads and run at once."""
+EMPTY_MEANS_ALL = frozenset({"ragstream.v1.GetIndexingProgressRequest"})
+"""Requests whose empty workspace means every workspace (not the default one): they need a
+token granted "*"."""
 
 Context = grpc.aio.ServicerContext[Any, Any]
 Unary = Callable[[Any, Context], Awaitable[Any]]
@@ -120,8 +123,19 @@ class Gate(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
         if violations:
             await abort_invalid(context, violations)
         if grant is None or "workspace" not in request.DESCRIPTOR.fields_by_name:
-            return  # workspace-less calls (indexing progress) need only a known token
-        workspace = workspace_of(request.workspace, self._default_workspace)  # type: ignore[attr-defined]
+            return  # workspace-less calls need only a known token
+        named: str = request.workspace  # type: ignore[attr-defined]
+        if not named and request.DESCRIPTOR.full_name in EMPTY_MEANS_ALL:
+            if not grant.all_workspaces:
+                log.info("token %r denied the all-workspace total", grant.name)
+                await abort_with(
+                    context,
+                    code_pb2.PERMISSION_DENIED,
+                    "an empty workspace asks for every workspace, which needs a token granted "
+                    "'*': name the workspace",
+                )
+            return
+        workspace = workspace_of(named, self._default_workspace)
         if not grant.allows(workspace):
             log.info("token %r denied workspace %r", grant.name, workspace)
             await abort_with(

@@ -60,6 +60,11 @@ class GrpcServer:
         self.port = bind(self._server, listen, credentials)
         self._listen = listen
 
+    @property
+    def services(self) -> list[str]:
+        """The ragstream services it serves, as grpc.health.v1 names them."""
+        return list(self._names)
+
     async def start(self) -> None:
         await self._server.start()
         for name in ("", *self._names):

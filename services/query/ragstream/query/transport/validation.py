@@ -335,7 +335,7 @@ RULES: dict[str, dict[str, tuple[Check, ...]]] = {
         "page_size": (in_range(0, MAX_PAGE_SIZE),),
         "page_token": (page_token,),
     },
-    "ragstream.v1.GetIndexingProgressRequest": {},
+    "ragstream.v1.GetIndexingProgressRequest": {"workspace": WORKSPACE},
 }
 CROSS_RULES: dict[str, tuple[CrossCheck, ...]] = {
     "ragstream.v1.QueryParams": (_one_output,),

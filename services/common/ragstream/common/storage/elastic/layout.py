@@ -5,12 +5,14 @@ Every role has an alias `<prefix>-<role>`. Behind it:
   embedding model and rebuild, so `ragstream reindex` builds the next generation beside
   the live one and then moves the aliases in one atomic request;
 - documents, mentions, llm-cache (no vectors): `<prefix>-<role>-v1`.
-A search store resolves the vector aliases once, at startup, and then reads and writes the
-indices of its own model: a process never mixes two models' vectors, and one still running
-the old model after a rebuild keeps serving the old indices (kept, write-blocked) until it is
-restarted. Each role has an index template (`<prefix>-<role>-*`), so an index created by hand or by
-another version of this code still gets the right mappings. Templates of a longer prefix get
-a higher priority: `ragstream` and `ragstream-x` never clash as same-priority overlaps.
+A search store resolves the vector aliases at startup and then reads and writes the indices
+of its own model, following the aliases when a rebuild moves them to indices of that same
+model (follow.py): a process never mixes two models' vectors, and one still running the old
+model after a rebuild for another keeps serving the old indices (kept, write-blocked) until
+it is restarted. Each role has an index template (`<prefix>-<role>-*`), so an index created
+by hand or by another version of this code still gets the right mappings. Templates of a
+longer prefix get a higher priority: `ragstream` and `ragstream-x` never clash as
+same-priority overlaps.
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@
 2. New indices, named for the new model and the next generation, are filled by reading
    every record of the old ones in (workspace, id) order and re-embedding its text.
 3. Once all three are complete and refreshed, one `_aliases` request moves every alias: a
-   process opening the store afterwards sees only the new indices, never a mix.
+   process opening the store afterwards sees only the new indices, never a mix, and a
+   running one of the new model moves to them within seconds (follow.py).
 4. The old indices are kept, still write-blocked, for processes that run the old model until
    they are restarted; `delete_old=True` drops them at once.
 A failure before step 3 deletes the new indices and lifts the write block: nothing changed.

@@ -1,7 +1,8 @@
 """The Elasticsearch SearchStore: BM25 over our analyzer's terms, int8-HNSW kNN.
 
 The store works on the indices of its embedding model, found through the aliases when it
-opens (layout.py says why it does not follow an alias that moves later).
+opens and again every few seconds (follow.py): after `ragstream reindex` a running process
+moves to the rebuilt indices when they hold its model, and never reads another model's.
 
 BM25 and kNN run as two searches; the query stage fuses them by RRF (as for the embedded
 store), so both backends rank identically given the same hit lists. kNN scores are recomputed
@@ -23,6 +24,7 @@ from elasticsearch import AsyncElasticsearch
 from ragstream.common.models import Collection, Hit, SearchFilter, SearchRecord, Vector
 from ragstream.common.storage.elastic import codec, queries
 from ragstream.common.storage.elastic.bulk import RefreshPolicy, bulk_write
+from ragstream.common.storage.elastic.follow import CHECK_S, AliasFollower
 from ragstream.common.storage.elastic.layout import (
     IndexLayout,
     ensure_templates,
@@ -45,11 +47,14 @@ class ElasticSearchStore:
         model: ModelFingerprint,
         *,
         refresh: RefreshPolicy = "false",
+        follower: AliasFollower | None = None,
     ) -> None:
         self._client = client
         self._indices = dict(indices)
         self.model = model
         self._refresh: RefreshPolicy = refresh
+        self._follower = follower
+        """Moves the store to the indices its aliases point to (None: fixed indices)."""
 
     @classmethod
     async def open(
@@ -59,28 +64,36 @@ class ElasticSearchStore:
         model: ModelFingerprint,
         *,
         refresh: RefreshPolicy = "false",
+        follow_s: float = CHECK_S,
     ) -> ElasticSearchStore:
         """Creates the templates and indices if missing; raises ModelMismatchError when the
         indices hold another embedding model."""
         await ensure_templates(client, layout)
         indices = await ensure_vector_indices(client, layout, model)
-        return cls(client, indices, model, refresh=refresh)
+        follower = AliasFollower(client, layout, model, indices, check_s=follow_s)
+        return cls(client, indices, model, refresh=refresh, follower=follower)
 
     async def close(self) -> None:
         """Nothing to release: the client is shared and closed by whoever opened it."""
 
     async def refresh(self) -> None:
         """Makes every write so far visible to searches and counts."""
+        await self._follow()
         await self._client.indices.refresh(index=",".join(self._indices.values()))
 
     def index(self, collection: Collection) -> str:
         return self._indices[Collection(collection)]
+
+    async def _follow(self) -> None:
+        if self._follower is not None:
+            self._indices = await self._follower.current()
 
     # -- writes ---------------------------------------------------------------------------
 
     async def upsert(self, collection: Collection, records: Sequence[SearchRecord]) -> None:
         if not records:
             return
+        await self._follow()
         # Every record is checked before anything is sent: a bad one fails the whole call.
         vectors = [self._checked(codec.normalized(r.vector, r.id), r.id) for r in records]
         index = self.index(collection)
@@ -96,6 +109,7 @@ class ElasticSearchStore:
         await bulk_write(self._client, actions, refresh=self._refresh)
 
     async def delete(self, collection: Collection, workspace: str, ids: Sequence[str]) -> None:
+        await self._follow()
         if not ids:
             return
         index = self.index(collection)
@@ -118,6 +132,7 @@ class ElasticSearchStore:
     async def get(
         self, collection: Collection, workspace: str, ids: Sequence[str]
     ) -> list[SearchRecord]:
+        await self._follow()
         unique = list(dict.fromkeys(ids))
         if not unique:
             return []
@@ -129,6 +144,7 @@ class ElasticSearchStore:
         return [by_id[i] for i in unique if i in by_id]
 
     async def count(self, collection: Collection, workspace: str) -> int:
+        await self._follow()
         response = await self._client.count(
             index=self.index(collection), query={"term": {"workspace": workspace}}
         )
@@ -142,6 +158,7 @@ class ElasticSearchStore:
         search_filter: SearchFilter,
         limit: int,
     ) -> list[Hit]:
+        await self._follow()
         unique = codec.unique_terms(terms)
         if not unique or limit <= 0:
             return []
@@ -169,6 +186,7 @@ class ElasticSearchStore:
         query = self._checked(codec.normalized(vector, "<query>"), "<query>")
         if limit <= 0 or not np.any(query):
             return []  # a zero vector has no direction: nothing is similar to it
+        await self._follow()
         knn = queries.knn_clause(workspace, query, search_filter, limit)
         response = await self._client.search(
             index=self.index(collection), knn=knn, size=knn["k"], track_total_hits=False
