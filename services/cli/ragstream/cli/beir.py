@@ -103,7 +103,11 @@ async def build_index(
             for doc_id, text in batch:
                 change = DocumentChange(WORKSPACE, doc_id, 1, False, text, doc_id)
                 changes[doc_id] = change
-                chunks.extend(chunk_document(WORKSPACE, doc_id, text, doc_id, settings.chunking))
+                chunks.extend(
+                    await chunk_document(
+                        WORKSPACE, doc_id, text, doc_id, settings.chunking, embedder
+                    )
+                )
             # One write per batch: every chunk of a batch shares the eval's (empty) metadata.
             await write_chunks(chunks, changes[batch[0][0]], embedder, store)
             progress.advance(task, len(batch))

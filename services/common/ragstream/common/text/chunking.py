@@ -386,3 +386,12 @@ def _fit(raw: str, limit: int, enc: tiktoken.Encoding) -> list[tuple[str, int]]:
     windows = _token_windows(content, ids, enc, -(-len(ids) // parts))
     pieces = (content[s:e].strip() for s, e, _ in windows)
     return [(piece, len(enc.encode_ordinary(piece))) for piece in pieces if piece]
+
+
+def sentence_units(text: str, cfg: ChunkingConfig) -> list[tuple[int, int, int, int]]:
+    """(start, end, tokens, level after) of the text's sentences, lines and paragraphs, in
+    order (Chinese 。！？； always end one); a sentence longer than the chunk window is split
+    after clause marks and then by token windows (levels CLAUSE and TOKEN)."""
+    enc = encoding(cfg.encoding)
+    body = max(16, cfg.chunk_tokens - cfg.overlap_tokens)
+    return [(u.start, u.end, u.tokens, u.level) for u in _units(text, enc, body)]

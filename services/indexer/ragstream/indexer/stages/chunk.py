@@ -12,7 +12,9 @@ from dataclasses import dataclass
 
 from ragstream.common.config import ChunkingConfig
 from ragstream.common.models import Chunk
+from ragstream.common.providers.embedding import Embedder
 from ragstream.common.text.chunking import chunk_text
+from ragstream.common.text.semantic import semantic_chunks
 
 
 def chunk_id(workspace: str, doc_id: str, content: str) -> str:
@@ -20,13 +22,23 @@ def chunk_id(workspace: str, doc_id: str, content: str) -> str:
     return f"chunk-{digest[:32]}"
 
 
-def chunk_document(
-    workspace: str, doc_id: str, content: str, file_path: str, cfg: ChunkingConfig
+async def chunk_document(
+    workspace: str,
+    doc_id: str,
+    content: str,
+    file_path: str,
+    cfg: ChunkingConfig,
+    embedder: Embedder,
 ) -> list[Chunk]:
-    """The document's chunks in order; a repeated identical chunk is kept once."""
+    """The document's chunks in order; a repeated identical chunk is kept once. The
+    semantic strategy embeds the document's sentences with `embedder` (indexing priority)."""
+    if cfg.strategy == "semantic":
+        pieces = await semantic_chunks(content, cfg, embedder)
+    else:
+        pieces = chunk_text(content, cfg)
     chunks: list[Chunk] = []
     seen: set[str] = set()
-    for piece in chunk_text(content, cfg):
+    for piece in pieces:
         cid = chunk_id(workspace, doc_id, piece.content)
         if cid in seen:
             continue
