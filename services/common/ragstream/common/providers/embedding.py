@@ -15,15 +15,23 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 import numpy as np
-import numpy.typing as npt
 import openai
 
 from ragstream.common.config import ConfigError, EmbeddingConfig
 from ragstream.common.providers import ProviderError, openai_client
+from ragstream.common.providers.vectors import Matrix, l2_normalize
 from ragstream.common.text.analyzer import analyze
 
-Matrix = npt.NDArray[np.float32]
-"""Shape (n, dimensions): one L2-normalized row per input text."""
+__all__ = [  # Matrix and l2_normalize live in vectors.py (minilm.py needs them alone)
+    "HASH_DEFAULT_DIMENSIONS",
+    "Embedder",
+    "HashEmbedder",
+    "Matrix",
+    "OpenAIEmbedder",
+    "build_embedder",
+    "hash_embed",
+    "l2_normalize",
+]
 
 HASH_DEFAULT_DIMENSIONS = 384
 
@@ -47,14 +55,6 @@ class Embedder(Protocol):
     async def close(self) -> None:
         """Releases connections or sessions; the embedder is not used afterwards."""
         ...
-
-
-def l2_normalize(matrix: npt.NDArray[np.floating]) -> Matrix:
-    """Rows scaled to unit length; all-zero rows stay zero instead of becoming NaN."""
-    values = np.asarray(matrix, dtype=np.float32)
-    norms = np.linalg.norm(values, axis=1, keepdims=True)
-    out: Matrix = np.divide(values, norms, out=np.zeros_like(values), where=norms > 0)
-    return out
 
 
 def hash_embed(texts: Sequence[str], dimensions: int) -> Matrix:
@@ -156,7 +156,8 @@ class OpenAIEmbedder:
 
 
 def _minilm(cfg: EmbeddingConfig) -> Embedder:
-    # Imported here so that other providers never load ONNX Runtime.
+    # Imported here so that other providers never load ONNX Runtime (minilm.py itself only
+    # needs vectors.py, so the two modules do not import each other).
     from ragstream.common.providers.minilm import DIMENSIONS, MiniLMEmbedder
 
     if cfg.dimensions not in (0, DIMENSIONS):

@@ -24,7 +24,7 @@ import onnxruntime as ort  # type: ignore[import-untyped]
 from tokenizers import Tokenizer
 
 from ragstream.common.providers import ProviderError
-from ragstream.common.providers.embedding import Matrix, l2_normalize
+from ragstream.common.providers.vectors import Matrix, l2_normalize
 
 NAME = "minilm:all-MiniLM-L6-v2-int8"
 DIMENSIONS = 384
