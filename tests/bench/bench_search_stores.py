@@ -58,19 +58,63 @@ WORDS_PER_CHUNK = 80
 BATCH = 500
 QUERIES = 200
 WARMUP = 20
+SEED = 7
+BACKENDS = ("embedded", "elasticsearch")
 
 
-@dataclass
+def _texts(start: int, stop: int) -> list[str]:
+    """Chunk texts start..stop-1: Zipf-distributed words, the same whatever the batching
+    (each BATCH-aligned block has its own generator), so no text is ever kept for long."""
+    texts: list[str] = []
+    for block in range(start // BATCH, (stop - 1) // BATCH + 1):
+        rng = np.random.default_rng([SEED, block])
+        words = rng.zipf(1.3, size=(BATCH, WORDS_PER_CHUNK)) % VOCABULARY
+        texts += [" ".join(f"w{w}" for w in row) for row in words]
+    first = start // BATCH * BATCH
+    return texts[start - first : stop - first]
+
+
+@dataclass(frozen=True)
 class Corpus:
-    chunks: list[SearchRecord]
-    entities: list[SearchRecord]
-    relations: list[SearchRecord]
-    nodes: list[GraphNode]
-    edges: list[GraphEdge]
+    """`size` chunks; size/10 entities, entity j mentioned by the chunks i with
+    i % entities == j; size/10 relations between neighbouring entities. Records are made
+    batch by batch when written, so the corpus costs no memory of its own."""
+
+    size: int
+
+    @property
+    def entities(self) -> int:
+        return max(self.size // 10, 2)
+
+    def chunk_terms(self, i: int) -> list[str]:
+        return analyze(_texts(i, i + 1)[0])
+
+    def chunks(self, start: int, stop: int) -> list[SearchRecord]:
+        extra: dict[str, object] = {"order": 0, "tokens": WORDS_PER_CHUNK}
+        return _records("chunk", start, _texts(start, stop), lambda i: extra)
+
+    def entity_texts(self, start: int, stop: int) -> list[str]:
+        return [
+            f"entity{j} {t[:200]}"
+            for j, t in zip(range(start, stop), _texts(start, stop), strict=True)
+        ]
+
+    def relation_texts(self, start: int, stop: int) -> list[str]:
+        tail = _texts(self.size - stop, self.size - start)[::-1]
+        return [
+            f"{a} {b} {t[:200]}" for (a, b), t in zip(self.pairs(start, stop), tail, strict=True)
+        ]
+
+    def pairs(self, start: int, stop: int) -> list[tuple[str, str]]:
+        n = self.entities
+        return [(f"entity{j}", f"entity{(j + 1) % n}") for j in range(start, stop)]
+
+    def mentioned(self, j: int) -> tuple[str, ...]:
+        return tuple(f"chunk{i}" for i in range(j, self.size, self.entities)[:10])
 
 
 def _records(
-    kind: str, texts: list[str], extra: Callable[[int], dict[str, object]]
+    kind: str, start: int, texts: list[str], extra: Callable[[int], dict[str, object]]
 ) -> list[SearchRecord]:
     vectors = hash_embed(texts, DIM)
     return [
@@ -79,59 +123,58 @@ def _records(
             workspace=WS,
             text=text,
             terms=tuple(analyze(text)),
-            vector=vectors[i],
+            vector=vectors[i - start],
             doc_ids=(f"doc{i // 4}",),
             attrs=extra(i),
         )
-        for i, text in enumerate(texts)
+        for i, text in enumerate(texts, start)
     ]
-
-
-def corpus(size: int, seed: int = 7) -> Corpus:
-    """`size` chunks of Zipf-distributed words; size/10 entities, each mentioned by the chunks
-    i with i % entities == j; size/10 relations between neighbouring entities."""
-    rng = np.random.default_rng(seed)
-    words = rng.zipf(1.3, size=(size, WORDS_PER_CHUNK)) % VOCABULARY
-    texts = [" ".join(f"w{w}" for w in row) for row in words]
-    n_entities = max(size // 10, 2)
-    chunks = _records("chunk", texts, lambda i: {"order": 0, "tokens": WORDS_PER_CHUNK})
-    names = [f"entity{j}" for j in range(n_entities)]
-    entity_texts = [f"{name} {texts[j][:200]}" for j, name in enumerate(names)]
-    entities = _records("entity", entity_texts, lambda j: {"name": names[j], "type": "thing"})
-    pairs = [(names[j], names[(j + 1) % n_entities]) for j in range(n_entities)]
-    relation_texts = [f"{a} {b} {texts[-j - 1][:200]}" for j, (a, b) in enumerate(pairs)]
-    relations = _records(
-        "relation", relation_texts, lambda j: {"source": pairs[j][0], "target": pairs[j][1]}
-    )
-    mentioned = [
-        tuple(f"chunk{i}" for i in range(j, size, n_entities)[:10]) for j in range(n_entities)
-    ]
-    nodes = [GraphNode(n, n, "thing", entity_texts[j], mentioned[j]) for j, n in enumerate(names)]
-    edges = [
-        GraphEdge(min(a, b), max(a, b), "k", relation_texts[j], 1.0, mentioned[j])
-        for j, (a, b) in enumerate(pairs)
-    ]
-    return Corpus(chunks, entities, relations, nodes, edges)
 
 
 async def load(stores: Stores, data: Corpus) -> float:
-    """Writes the corpus; returns chunks/s of the chunk writes alone."""
-    started = time.perf_counter()
-    for start in range(0, len(data.chunks), BATCH):
-        await stores.search.upsert(Collection.CHUNKS, data.chunks[start : start + BATCH])
-    rate = len(data.chunks) / (time.perf_counter() - started)
-    for collection, records in (
-        (Collection.ENTITIES, data.entities),
-        (Collection.RELATIONS, data.relations),
-    ):
-        for start in range(0, len(records), BATCH):
-            await stores.search.upsert(collection, records[start : start + BATCH])
-    await stores.graph.upsert_nodes(WS, data.nodes)
-    await stores.graph.upsert_edges(WS, data.edges)
+    """Writes the corpus; returns chunks/s of the chunk upserts alone."""
+    writing = 0.0
+    for start in range(0, data.size, BATCH):
+        chunks = data.chunks(start, min(start + BATCH, data.size))
+        started = time.perf_counter()
+        await stores.search.upsert(Collection.CHUNKS, chunks)
+        writing += time.perf_counter() - started
+    rate = data.size / writing
+    for start in range(0, data.entities, BATCH):
+        await _load_graph_batch(stores, data, start, min(start + BATCH, data.entities))
     refresh = getattr(stores.search, "refresh", None)
     if refresh is not None:
         await refresh()
     return rate
+
+
+async def _load_graph_batch(stores: Stores, data: Corpus, start: int, stop: int) -> None:
+    names = [f"entity{j}" for j in range(start, stop)]
+    entity_texts, relation_texts = data.entity_texts(start, stop), data.relation_texts(start, stop)
+    pairs = data.pairs(start, stop)
+    await stores.search.upsert(
+        Collection.ENTITIES,
+        _records("entity", start, entity_texts, lambda j: {"name": f"entity{j}", "type": "thing"}),
+    )
+    await stores.search.upsert(
+        Collection.RELATIONS,
+        _records(
+            "relation",
+            start,
+            relation_texts,
+            lambda j: {"source": pairs[j - start][0], "target": pairs[j - start][1]},
+        ),
+    )
+    nodes = [
+        GraphNode(n, n, "thing", text, data.mentioned(j))
+        for j, n, text in zip(range(start, stop), names, entity_texts, strict=True)
+    ]
+    edges = [
+        GraphEdge(min(a, b), max(a, b), "k", text, 1.0, data.mentioned(j))
+        for j, (a, b), text in zip(range(start, stop), pairs, relation_texts, strict=True)
+    ]
+    await stores.graph.upsert_nodes(WS, nodes)
+    await stores.graph.upsert_edges(WS, edges)
 
 
 def options(mode: Mode, rng: random.Random, size: int) -> QueryOptions:
@@ -145,14 +188,17 @@ def options(mode: Mode, rng: random.Random, size: int) -> QueryOptions:
     )  # fmt: skip
 
 
-async def latency(engine: QueryEngine, data: Corpus, mode: Mode) -> tuple[float, float]:
-    """p50 and p99 of Retrieve in ms over QUERIES queries (after WARMUP unmeasured ones)."""
+async def latency(
+    engine: QueryEngine, data: Corpus, mode: Mode, queries: int
+) -> tuple[float, float]:
+    """p50 and p99 of Retrieve in ms over `queries` queries (after WARMUP unmeasured ones)."""
     rng = random.Random(11)
+    inputs = []
+    for _ in range(WARMUP + queries):
+        query = " ".join(rng.sample(data.chunk_terms(rng.randrange(data.size)), 6))
+        inputs.append(QueryInput(WS, query, options(mode, rng, data.size)))
     timings: list[float] = []
-    for n in range(WARMUP + QUERIES):
-        chunk = data.chunks[rng.randrange(len(data.chunks))]
-        query = " ".join(rng.sample(chunk.terms, 6))
-        q = QueryInput(WS, query, options(mode, rng, len(data.chunks)))
+    for n, q in enumerate(inputs):
         started = time.perf_counter()
         await engine.retrieve(q, StageTimer())
         if n >= WARMUP:
@@ -164,15 +210,23 @@ async def latency(engine: QueryEngine, data: Corpus, mode: Mode) -> tuple[float,
 async def knn_recall(store: SearchStore, data: Corpus, factor: int, k: int = 50) -> float:
     """Mean recall@k of the store's kNN against exact top-k over the chunk vectors."""
     es_queries.CANDIDATE_FACTOR = factor
-    matrix = np.stack([c.vector for c in data.chunks])
+    matrix = np.concatenate(
+        [hash_embed(_texts(s, min(s + BATCH, data.size)), DIM) for s in range(0, data.size, BATCH)]
+    )
     rng = np.random.default_rng(3)
     recalls = []
-    for i in rng.choice(len(data.chunks), 50, replace=False):
-        query = hash_embed([" ".join(data.chunks[i].terms[:8])], DIM)[0]
+    for i in rng.choice(data.size, 50, replace=False):
+        query = hash_embed([" ".join(data.chunk_terms(int(i))[:8])], DIM)[0]
         exact = {f"chunk{j}" for j in np.argsort(-(matrix @ query))[:k]}
         hits = await store.search_vector(Collection.CHUNKS, WS, query, SearchFilter(), k)
         recalls.append(len(exact & {h.record.id for h in hits}) / k)
     return float(np.mean(recalls))
+
+
+def memory_mb() -> tuple[float, float]:
+    """This process's resident memory now and at its peak, in MB (Linux)."""
+    fields = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines())
+    return tuple(int(fields[k].split()[0]) / 1024 for k in ("VmRSS", "VmHWM"))  # type: ignore[return-value]
 
 
 @contextlib.asynccontextmanager
@@ -204,25 +258,32 @@ async def elastic(url: str, directory: Path) -> AsyncIterator[Stores]:
         await client.close()
 
 
-async def run(sizes: list[int], url: str) -> None:
-    print("backend        size   chunks/s  naive p50/p99 ms  mix p50/p99 ms  extra")
+async def run(sizes: list[int], backends: list[str], url: str | None, queries: int) -> None:
+    print(
+        "backend        size   chunks/s  naive p50/p99 ms  mix p50/p99 ms  "
+        "RSS MB (before load/after queries/peak)  extra"
+    )
     for size in sizes:
-        data = corpus(size)
-        for name in ("embedded", "elasticsearch"):
+        data = Corpus(size)
+        for name in backends:
+            before = memory_mb()[0]
             with tempfile.TemporaryDirectory() as tmp:
-                opened = embedded(Path(tmp)) if name == "embedded" else elastic(url, Path(tmp))
+                opened = (
+                    embedded(Path(tmp)) if name == "embedded" else elastic(url or "", Path(tmp))
+                )
                 async with opened as stores:
                     rate = await load(stores, data)
                     engine = QueryEngine(stores, HashEmbedder(DIM), None)
-                    naive = await latency(engine, data, Mode.NAIVE)
-                    mix = await latency(engine, data, Mode.MIX)
+                    naive = await latency(engine, data, Mode.NAIVE, queries)
+                    mix = await latency(engine, data, Mode.MIX, queries)
+                    after, peak = memory_mb()
                     extra = ""
                     if name == "elasticsearch":
                         recalls = [(f, await knn_recall(stores.search, data, f)) for f in (2, 4, 8)]
                         extra = " ".join(f"recall@50(x{f})={r:.3f}" for f, r in recalls)
             print(
-                f"{name:13} {size:6d} {rate:9.0f}  {naive[0]:7.1f}/{naive[1]:<7.1f}"
-                f"  {mix[0]:7.1f}/{mix[1]:<7.1f} {extra}",
+                f"{name:13} {size:7d} {rate:9.0f}  {naive[0]:7.1f}/{naive[1]:<7.1f}"
+                f"  {mix[0]:7.1f}/{mix[1]:<7.1f} {before:7.0f}/{after:7.0f}/{peak:7.0f}  {extra}",
                 flush=True,
             )
 
@@ -239,10 +300,18 @@ def node(url: str | None) -> Iterator[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument(
+        "--backends", nargs="+", choices=BACKENDS, default=list(BACKENDS),
+        help="embedded alone needs no Elasticsearch node",
+    )  # fmt: skip
+    parser.add_argument("--queries", type=int, default=QUERIES, help="measured per mode")
     parser.add_argument("--es-url", default=os.environ.get("RAGSTREAM_ES_URL"))
     args = parser.parse_args()
+    if "elasticsearch" not in args.backends:
+        asyncio.run(run(args.sizes, args.backends, None, args.queries))
+        return
     with node(args.es_url) as url:
-        asyncio.run(run(args.sizes, url))
+        asyncio.run(run(args.sizes, args.backends, url, args.queries))
 
 
 if __name__ == "__main__":

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from ragstream.common.models import Collection
+from ragstream.common.models import Collection, SearchRecord
 from ragstream.common.storage.protocols import SearchStore
 from ragstream.common.storage.sqlite import Database, DimensionMismatchError, SqliteSearchStore
 from ragstream.common.storage.sqlite.dense import DenseIndex, top_k
-from ragstream.common.storage.sqlite.search_schema import fts_query
+from ragstream.common.storage.sqlite.search_schema import MIGRATIONS, query_terms
 from tests.contract.search_store_contract import (
     NO_FILTER,
     WS,
@@ -102,9 +104,9 @@ async def test_concurrent_writes_and_searches_stay_consistent(db: Database) -> N
     assert len(hits) == 1 + 10 * 19
 
 
-def test_fts_query_quotes_every_term_and_drops_blanks_and_duplicates() -> None:
-    assert fts_query(["a", 'say"hi', "a", " ", ""]) == '"a" OR "say""hi"'
-    assert fts_query([]) == ""
+def test_query_terms_drops_blanks_and_duplicates() -> None:
+    assert query_terms(["a", 'say"hi', "a", " ", ""]) == ["a", 'say"hi']
+    assert query_terms([]) == []
 
 
 def test_dense_index_keeps_rows_in_step_through_removals() -> None:
@@ -126,3 +128,48 @@ def test_top_k_returns_the_best_positions_in_order() -> None:
     assert top_k(scores, 3).tolist() == [1, 3, 2]
     assert top_k(scores, 10).tolist() == [1, 3, 2, 0, 4]
     assert top_k(scores, 0).tolist() == []
+
+
+async def test_a_version_1_index_moves_to_postings_with_the_same_bm25(tmp_path: Path) -> None:
+    records = [
+        record("r1", ["solar", "panel", "solar"], timestamp=5.0),
+        record("r2", ["solar", *[f"filler{i}" for i in range(20)]]),
+        record("r3", ["wind", "", "hydro"]),
+    ]
+    async with await Database.open(tmp_path / "fresh") as fresh_db:
+        fresh = await SqliteSearchStore.open(fresh_db)
+        await fresh.upsert(Collection.CHUNKS, records)
+        expected = await fresh.search_terms(Collection.CHUNKS, WS, ["solar", "hydro"], NO_FILTER, 5)
+    async with await Database.open(tmp_path / "old") as old_db:
+        await old_db.migrate("search", MIGRATIONS[:1])
+        await old_db.write(lambda conn: _write_version_1(conn, records))
+        store = await SqliteSearchStore.open(old_db)
+        hits = await store.search_terms(Collection.CHUNKS, WS, ["solar", "hydro"], NO_FILTER, 5)
+        assert [(h.record.id, h.score) for h in hits] == [(h.record.id, h.score) for h in expected]
+        await store.delete(Collection.CHUNKS, WS, ["r1"])
+        await store.upsert(Collection.CHUNKS, [record("r4", ["hydro"])])
+        assert ids(await store.search_terms(Collection.CHUNKS, WS, ["hydro"], NO_FILTER, 5)) == [
+            "r4",
+            "r3",
+        ]
+
+
+def _write_version_1(conn: sqlite3.Connection, records: list[SearchRecord]) -> None:
+    """Rows as schema version 1 wrote them, FTS5 index included."""
+    for pk, r in enumerate(records, start=1):
+        conn.execute(
+            "INSERT INTO search_chunks (pk, workspace, id, ts, metadata) VALUES (?, ?, ?, ?, '{}')",
+            (pk, r.workspace, r.id, r.timestamp),
+        )
+        conn.execute(
+            "INSERT INTO search_chunks_data (pk, text, terms, doc_ids, attrs) "
+            "VALUES (?, ?, ?, ?, '{}')",
+            (pk, r.text, json.dumps(list(r.terms)), json.dumps(list(r.doc_ids))),
+        )
+        conn.execute(
+            "INSERT INTO search_chunks_vectors (pk, vector) VALUES (?, ?)",
+            (pk, np.asarray(r.vector, dtype="<f4").tobytes()),
+        )
+        conn.execute(
+            "INSERT INTO search_chunks_fts (rowid, terms) VALUES (?, ?)", (pk, " ".join(r.terms))
+        )

@@ -1,8 +1,8 @@
-"""The embedded SearchStore: SQLite FTS5 for BM25, an in-memory matrix for dense search.
+"""The embedded SearchStore: BM25 over SQLite postings, an in-memory matrix for dense search.
 
-Filters always run inside the SQL (BM25: in the WHERE of the MATCH query; dense: the
-allowed rows are selected before any vector is scored), so a filtered search returns the
-best allowed records, not the allowed part of an unfiltered top-k.
+Filters always run inside the search (BM25: in the WHERE that reads each term's postings;
+dense: the allowed rows are selected before any vector is scored), so a filtered search
+returns the best allowed records, not the allowed part of an unfiltered top-k.
 
 The vector matrix of a (collection, workspace) is loaded on its first search and then
 updated by this instance's writes. Every write also bumps the workspace's change counter
@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ragstream.common.models import Collection, Hit, SearchFilter, SearchRecord, Vector
-from ragstream.common.storage.sqlite import search_rows
+from ragstream.common.storage.sqlite import bm25, lexical, search_rows
 from ragstream.common.storage.sqlite import search_schema as schema
 from ragstream.common.storage.sqlite.db import Database
 from ragstream.common.storage.sqlite.dense import DenseIndex, DimensionMismatchError
@@ -59,8 +59,10 @@ class SqliteSearchStore:
             by_workspace[record.workspace].append(record)
 
         def write(conn: sqlite3.Connection, applied: list[_Key]) -> None:
+            changes = lexical.TermChanges()
             for workspace, group in by_workspace.items():
-                self._upsert_group(conn, collection, workspace, group, applied)
+                self._upsert_group(conn, collection, workspace, group, applied, changes)
+            lexical.apply(conn, collection, schema.tables(collection), changes)
 
         await self._write(write)
 
@@ -71,6 +73,7 @@ class SqliteSearchStore:
         workspace: str,
         records: list[SearchRecord],
         applied: list[_Key],
+        changes: lexical.TermChanges,
     ) -> None:
         vectors = [schema.encode_vector(record.vector, record.id) for record in records]
         dim = search_rows.stored_dim(conn, collection, workspace)
@@ -84,7 +87,7 @@ class SqliteSearchStore:
             dim = vector.shape[0]
         tables = schema.tables(collection)
         pks = [
-            search_rows.write_record(conn, tables, record, vector)
+            search_rows.write_record(conn, tables, record, vector, changes)
             for record, vector in zip(records, vectors, strict=True)
         ]
         generation = search_rows.bump_state(conn, collection, workspace, dim)
@@ -99,9 +102,11 @@ class SqliteSearchStore:
         tables = schema.tables(collection)
 
         def write(conn: sqlite3.Connection, applied: list[_Key]) -> None:
-            pks = search_rows.delete_records(conn, tables, workspace, ids)
+            changes = lexical.TermChanges()
+            pks = search_rows.delete_records(conn, tables, workspace, ids, changes)
             if not pks:
                 return
+            lexical.apply(conn, collection, tables, changes)
             dim = (
                 search_rows.stored_dim(conn, collection, workspace)
                 if search_rows.has_records(conn, tables, workspace)
@@ -152,7 +157,7 @@ class SqliteSearchStore:
             rows = conn.execute(
                 f"{tables.select_records} WHERE r.workspace = ? "
                 "AND r.id IN (SELECT value FROM json_each(?))",
-                (workspace, search_rows.json_list(ids)),
+                (workspace, schema.json_list(ids)),
             ).fetchall()
             found = {row[1]: schema.row_record(row[1:]) for row in rows}
             return [found[i] for i in dict.fromkeys(ids) if i in found]
@@ -178,22 +183,18 @@ class SqliteSearchStore:
         search_filter: SearchFilter,
         limit: int,
     ) -> list[Hit]:
-        query = schema.fts_query(terms)
-        if not query or limit <= 0:
+        unique = schema.query_terms(terms)
+        if not unique or limit <= 0:
             return []
+        collection = Collection(collection)
         tables = schema.tables(collection)
         where = search_rows.where(search_filter, tables)
-        # CROSS JOIN keeps FTS as the outer loop: the MATCH drives, filters prune its rows.
-        sql = (
-            f"SELECT r.pk, -bm25({tables.fts}) AS score FROM {tables.fts} "
-            f"CROSS JOIN {tables.records} AS r ON r.pk = {tables.fts}.rowid "
-            f"WHERE {tables.fts} MATCH ? AND r.workspace = ? AND ({where.sql}) "
-            "ORDER BY score DESC, r.id LIMIT ?"
-        )
 
         def read(conn: sqlite3.Connection) -> list[Hit]:
-            scored = conn.execute(sql, (query, workspace, *where.params, limit)).fetchall()
-            return search_rows.hits(conn, tables, [(int(pk), float(score)) for pk, score in scored])
+            source = lexical.SqlPostings(conn, tables, workspace, where)
+            stats = lexical.corpus(conn, collection)
+            scored = bm25.top(lexical.term_stats(conn, tables, unique), stats, source, limit)
+            return search_rows.ranked_hits(conn, tables, scored, limit)
 
         return await self._db.read(read)
 

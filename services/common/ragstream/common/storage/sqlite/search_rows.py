@@ -13,13 +13,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from ragstream.common.models import Collection, Hit, SearchFilter, SearchRecord, Vector
+from ragstream.common.storage.sqlite import lexical
 from ragstream.common.storage.sqlite import search_schema as schema
 from ragstream.common.storage.sqlite.dense import FloatMatrix, IntArray
+from ragstream.common.storage.sqlite.search_schema import json_list
 from ragstream.common.storage.sqlite.sql_filters import SqlWhere, filter_where
-
-
-def json_list(values: Sequence[str] | Sequence[int]) -> str:
-    return json.dumps(list(values), ensure_ascii=False)
 
 
 def where(search_filter: SearchFilter, tables: schema.Tables) -> SqlWhere:
@@ -68,6 +66,21 @@ def hits(
     return [Hit(records[pk], score) for pk, score in scored if pk in records]
 
 
+def ranked_hits(
+    conn: sqlite3.Connection, tables: schema.Tables, scored: list[tuple[int, float]], limit: int
+) -> list[Hit]:
+    """The best `limit` of (pk, score) as hits; equal scores in id order."""
+    if len(scored) > limit:  # ties at the cut: the ids decide which records stay
+        rows = conn.execute(
+            f"SELECT pk, id FROM {tables.records} WHERE pk IN (SELECT value FROM json_each(?))",
+            (json_list([pk for pk, _ in scored]),),
+        ).fetchall()
+        ids = dict(rows)
+        scored = sorted(scored, key=lambda pair: (-pair[1], ids.get(pair[0], "")))[:limit]
+    found = hits(conn, tables, scored)
+    return sorted(found, key=lambda hit: (-hit.score, hit.record.id))
+
+
 def stored_dim(conn: sqlite3.Connection, collection: Collection, workspace: str) -> int | None:
     row = conn.execute(
         "SELECT dim FROM search_state WHERE collection = ? AND workspace = ?",
@@ -89,22 +102,27 @@ def bump_state(
 
 
 def write_record(
-    conn: sqlite3.Connection, tables: schema.Tables, record: SearchRecord, vector: Vector
+    conn: sqlite3.Connection,
+    tables: schema.Tables,
+    record: SearchRecord,
+    vector: Vector,
+    changes: lexical.TermChanges,
 ) -> int:
-    """Inserts or replaces one record with its FTS and doc-id rows; returns its pk."""
+    """Inserts or replaces one record with its BM25 and doc-id rows; returns its pk."""
     row = schema.record_row(record, vector)
     old = find(conn, tables, record.workspace, record.id)
     if old is None:
         cursor = conn.execute(
-            f"INSERT INTO {tables.records} (workspace, id, ts, metadata) VALUES (?, ?, ?, ?)",
+            f"INSERT INTO {tables.records} (workspace, id, ts, metadata, length) "
+            "VALUES (?, ?, ?, ?, ?)",
             row.record,
         )
         pk = int(cursor.lastrowid or 0)
     else:
         pk, old_terms = old
-        fts_delete(conn, tables, pk, old_terms)
+        lexical.remove(conn, tables, pk, _indexed(old_terms), changes)
         conn.execute(
-            f"UPDATE {tables.records} SET ts = ?, metadata = ? WHERE pk = ?",
+            f"UPDATE {tables.records} SET ts = ?, metadata = ?, length = ? WHERE pk = ?",
             (*row.record[2:], pk),
         )
         conn.execute(f"DELETE FROM {tables.docs} WHERE pk = ?", (pk,))
@@ -117,10 +135,7 @@ def write_record(
     conn.execute(
         f"INSERT OR REPLACE INTO {tables.vectors} (pk, vector) VALUES (?, ?)", (pk, row.vector)
     )
-    conn.execute(
-        f"INSERT INTO {tables.fts} (rowid, terms) VALUES (?, ?)",
-        (pk, schema.fts_text(record.terms)),
-    )
+    lexical.add(conn, tables, pk, schema.usable_terms(record.terms), changes)
     conn.executemany(
         f"INSERT OR IGNORE INTO {tables.docs} (doc_id, pk) VALUES (?, ?)",
         [(doc_id, pk) for doc_id in record.doc_ids],
@@ -145,7 +160,11 @@ def find(
 
 
 def delete_records(
-    conn: sqlite3.Connection, tables: schema.Tables, workspace: str, ids: Sequence[str]
+    conn: sqlite3.Connection,
+    tables: schema.Tables,
+    workspace: str,
+    ids: Sequence[str],
+    changes: lexical.TermChanges,
 ) -> list[int]:
     """Deletes the records that exist among `ids`; returns their pks."""
     pks: list[int] = []
@@ -153,7 +172,7 @@ def delete_records(
         old = find(conn, tables, workspace, record_id)
         if old is not None:
             pk, terms = old
-            fts_delete(conn, tables, pk, terms)
+            lexical.remove(conn, tables, pk, _indexed(terms), changes)
             conn.execute(f"DELETE FROM {tables.records} WHERE pk = ?", (pk,))  # rest cascades
             pks.append(pk)
     return pks
@@ -166,12 +185,9 @@ def has_records(conn: sqlite3.Connection, tables: schema.Tables, workspace: str)
     return row is not None
 
 
-def fts_delete(conn: sqlite3.Connection, tables: schema.Tables, pk: int, terms_json: str) -> None:
-    """Removes a row from the contentless FTS table, which needs the exact indexed text."""
-    conn.execute(
-        f"INSERT INTO {tables.fts} ({tables.fts}, rowid, terms) VALUES ('delete', ?, ?)",
-        (pk, schema.fts_text(json.loads(terms_json))),
-    )
+def _indexed(terms_json: str) -> list[str]:
+    """The usable terms a stored record was indexed with."""
+    return schema.usable_terms(json.loads(terms_json))
 
 
 def load_vectors(

@@ -1,13 +1,13 @@
 """Tables of the embedded search store, and SearchRecord <-> row conversion.
 
 Per collection `<c>`, a record is spread over tables by how it is read:
-- `search_<c>`: pk, workspace, id, timestamp, metadata. Narrow, so the scans that filters
-  and BM25 joins make touch a few pages per thousand records;
+- `search_<c>`: pk, workspace, id, timestamp, metadata, length (in BM25 terms). Narrow, so
+  the scans that filters and BM25 joins make touch a few pages per thousand records;
 - `search_<c>_data`: text, terms, doc ids, attrs, read only for the hits returned;
 - `search_<c>_vectors`: the float32 vector, read when the in-memory matrix is loaded;
 - `search_<c>_docs`: doc id -> pk, and `search_<c>_meta`: (key, value) -> pk, so doc id
   and metadata filters are index lookups;
-- `search_<c>_fts`: FTS5 over the BM25 terms (contentless: the terms are in `_data`).
+- `search_<c>_postings`, `search_<c>_df` and `search_bm25`: the BM25 index (lexical.py).
 `search_state` holds, per (collection, workspace), the vector size and a change counter
 that every write increments, so an in-memory vector index can tell that it is stale.
 """
@@ -25,11 +25,8 @@ from ragstream.common.models import Collection, SearchRecord, Vector
 from ragstream.common.storage.sqlite.db import Migration
 from ragstream.common.storage.sqlite.dense import normalized
 
-FTS_TOKENIZER = "unicode61 remove_diacritics 0 categories 'L* N* M* P* S* C*'"
-"""Every character except Unicode separators (Z*: the space joining terms) is a token
-character, so each analyzer term is exactly one token: a CJK word stays whole, and `-`,
-`_`, `.`, `+` or digits never split a term. unicode61 folds case (terms are lowercase
-anyway) and, with remove_diacritics 0, keeps accents distinct, as the analyzer does."""
+_V1_TOKENIZER = "unicode61 remove_diacritics 0 categories 'L* N* M* P* S* C*'"
+"""The FTS5 tokenizer of schema version 1 (FTS5 is gone since version 2)."""
 
 _V1_COLLECTIONS = ("chunks", "entities", "relations")
 """Fixed here, not derived from Collection: a new collection needs a new migration step."""
@@ -59,12 +56,42 @@ def _v1_statements() -> list[str]:
             "WITHOUT ROWID",
             f"CREATE INDEX {table}_meta_pk ON {table}_meta (pk)",
             f"CREATE VIRTUAL TABLE {table}_fts USING fts5(terms, content='', "
-            f'tokenize="{FTS_TOKENIZER}")',
+            f'tokenize="{_V1_TOKENIZER}")',
         ]
     return statements
 
 
-MIGRATIONS: tuple[Migration, ...] = (tuple(_v1_statements()),)
+def _v2_statements() -> list[str]:
+    """BM25 moves from FTS5 to postings with stored statistics: FTS5's bm25() reads every
+    record a query term matches, so one common term cost a scan of the collection."""
+    statements = [
+        "CREATE TABLE search_bm25 (collection TEXT PRIMARY KEY, records INTEGER NOT NULL, "
+        "tokens INTEGER NOT NULL) WITHOUT ROWID"
+    ]
+    for name in _V1_COLLECTIONS:
+        table = f"search_{name}"
+        statements += [
+            f"CREATE TABLE {table}_postings (term TEXT NOT NULL, pk INTEGER NOT NULL, "
+            "tf INTEGER NOT NULL, PRIMARY KEY (term, pk)) WITHOUT ROWID",
+            f"CREATE TABLE {table}_df (term TEXT PRIMARY KEY, df INTEGER NOT NULL, "
+            "max_tf INTEGER NOT NULL, min_length INTEGER NOT NULL) WITHOUT ROWID",
+            f"ALTER TABLE {table} ADD COLUMN length INTEGER NOT NULL DEFAULT 0",
+            f"INSERT INTO {table}_postings (term, pk, tf) SELECT t.value, d.pk, count(*) "
+            f"FROM {table}_data AS d, json_each(d.terms) AS t WHERE trim(t.value) <> '' "
+            "GROUP BY t.value, d.pk",
+            f"UPDATE {table} SET length = (SELECT count(*) FROM {table}_data AS d, "
+            f"json_each(d.terms) AS t WHERE d.pk = {table}.pk AND trim(t.value) <> '')",
+            f"INSERT INTO {table}_df (term, df, max_tf, min_length) "
+            f"SELECT p.term, count(*), max(p.tf), min(r.length) FROM {table}_postings AS p "
+            f"JOIN {table} AS r ON r.pk = p.pk GROUP BY p.term",
+            f"INSERT INTO search_bm25 (collection, records, tokens) "
+            f"SELECT '{name}', count(*), coalesce(sum(length), 0) FROM {table}",
+            f"DROP TABLE {table}_fts",
+        ]
+    return statements
+
+
+MIGRATIONS: tuple[Migration, ...] = (tuple(_v1_statements()), tuple(_v2_statements()))
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +101,8 @@ class Tables:
     vectors: str
     docs: str
     meta: str
-    fts: str
+    postings: str
+    df: str
 
     @property
     def select_records(self) -> str:
@@ -94,20 +122,19 @@ def tables(collection: Collection) -> Tables:
         vectors=f"{name}_vectors",
         docs=f"{name}_docs",
         meta=f"{name}_meta",
-        fts=f"{name}_fts",
+        postings=f"{name}_postings",
+        df=f"{name}_df",
     )
 
 
-def fts_text(terms: Sequence[str]) -> str:
-    """The indexed FTS5 column: terms joined by single spaces (one token each)."""
-    return " ".join(terms)
+def usable_terms(terms: Sequence[str]) -> list[str]:
+    """The terms that are indexed and searched: blank ones never are."""
+    return [term for term in terms if term.strip()]
 
 
-def fts_query(terms: Sequence[str]) -> str:
-    """An FTS5 query matching any of the terms, each quoted (a `"` is doubled), so no term
-    is ever read as query syntax. Duplicates and blank terms are dropped; "" when none."""
-    unique = dict.fromkeys(term for term in terms if term.strip())
-    return " OR ".join('"' + term.replace('"', '""') + '"' for term in unique)
+def query_terms(terms: Sequence[str]) -> list[str]:
+    """The distinct non-blank terms of a query, in their order."""
+    return list(dict.fromkeys(term for term in terms if term.strip()))
 
 
 def encode_vector(vector: Vector, record_id: str) -> Vector:
@@ -122,6 +149,10 @@ def encode_vector(vector: Vector, record_id: str) -> Vector:
     return normalized(array)
 
 
+def json_list(values: Sequence[str] | Sequence[int]) -> str:
+    return json.dumps(list(values), ensure_ascii=False)
+
+
 def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
@@ -131,7 +162,7 @@ class RecordRow:
     """A record's values per table (see the module docstring)."""
 
     record: tuple[object, ...]
-    """workspace, id, ts, metadata"""
+    """workspace, id, ts, metadata, length"""
     data: tuple[object, ...]
     """text, terms, doc_ids, attrs"""
     vector: bytes
@@ -145,6 +176,7 @@ def record_row(record: SearchRecord, vector: Vector) -> RecordRow:
             record.id,
             None if record.timestamp is None else float(record.timestamp),
             _json(dict(record.metadata)),
+            len(usable_terms(record.terms)),
         ),
         data=(
             record.text,
