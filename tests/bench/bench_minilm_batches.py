@@ -1,11 +1,14 @@
-"""MiniLM run size benchmark: seconds to embed description-like texts by texts per model run.
+"""MiniLM throughput benchmark: texts/s on passage-length and description-length texts.
 
-Entity and relation descriptions reach the embedder in provider calls of a few dozen texts of
-mixed length; each model run pads its texts to the longest, so the run size decides how much
-compute goes to padding. Texts are one to five sentences drawn from a multi-hop corpus, sent
-in calls of 32 as the scheduler does. On demand, never timed in CI:
+Chunks reach the embedder as passages (150-250 words here), entity and relation descriptions
+as one to a few sentences (20-60 words); both come in provider calls of 32 texts, as the
+scheduler sends them. Each configuration varies one thing against the shipped one: how the
+two cores are used (one run over both, or one single-threaded run per core), texts per model
+run (each run pads its texts to the longest), and where long texts are truncated (the model
+was fine-tuned on 128 word pieces, sentence-transformers cuts at 256). Texts come from a
+multi-hop corpus. On demand, never timed in CI:
 
-    .venv/bin/python -m tests.bench.bench_minilm_batches [--data DIR] [--texts 640]
+    .venv/bin/python -m tests.bench.bench_minilm_batches [--data DIR] [--calls 4]
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ import json
 import random
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 from ragstream.common.providers import minilm
@@ -24,35 +29,74 @@ DEFAULT_DATA = REPO.parent / "shared" / "data" / "multihop" / "2wikimultihopqa_h
 CALL = 32
 
 
-def description_texts(corpus: Path, count: int, seed: int = 1) -> list[str]:
-    sentences: list[str] = []
-    with corpus.open(encoding="utf-8") as f:
-        for line in f:
-            sentences.extend(s for s in json.loads(line)["text"].split(". ") if s)
+@dataclass(frozen=True)
+class Setup:
+    name: str
+    threads: int
+    """ONNX Runtime threads per run."""
+    runs: int
+    """Runs at once."""
+    batch: int = minilm.BATCH_SIZE
+    max_pieces: int = minilm.MAX_WORD_PIECES
+
+
+SETUPS = (
+    Setup("before: 1 run x 2 threads", threads=2, runs=1),
+    Setup("shipped: 2 runs x 1 thread", threads=1, runs=minilm.RUNS),
+    Setup("  1 text per run", threads=1, runs=minilm.RUNS, batch=1),
+    Setup("  16 texts per run", threads=1, runs=minilm.RUNS, batch=16),
+    Setup("  truncated at 128 pieces", threads=1, runs=minilm.RUNS, max_pieces=128),
+)
+
+
+def texts_of(corpus: Path, count: int, words: tuple[int, int], seed: int = 1) -> list[str]:
+    """`count` texts of `words` words (a range), cut from consecutive corpus passages."""
+    passages = [json.loads(line)["text"] for line in corpus.open(encoding="utf-8")]
     rng = random.Random(seed)
-    return [
-        " ".join(rng.sample(sentences, rng.choice([1, 1, 1, 2, 2, 3, 5]))) for _ in range(count)
-    ]
+    texts = []
+    for _ in range(count):
+        want, start = rng.randint(*words), rng.randrange(len(passages))
+        taken: list[str] = []
+        while len(taken) < want:
+            taken += passages[start % len(passages)].split()
+            start += 1
+        texts.append(" ".join(taken[:want]))
+    return texts
+
+
+def rate(setup: Setup, models: dict[int, minilm._Model], texts: list[str]) -> float:
+    model = models[setup.threads]
+    model.tokenizer.enable_truncation(max_length=setup.max_pieces)
+    configured, minilm.BATCH_SIZE = minilm.BATCH_SIZE, setup.batch
+    try:
+        with ThreadPoolExecutor(setup.runs) as runner:
+            model.embed(texts[:CALL], runner)  # warm-up
+            started = time.perf_counter()
+            for start in range(0, len(texts), CALL):
+                model.embed(texts[start : start + CALL], runner)
+            return len(texts) / (time.perf_counter() - started)
+    finally:
+        minilm.BATCH_SIZE = configured
+        model.tokenizer.enable_truncation(max_length=minilm.MAX_WORD_PIECES)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--texts", type=int, default=640)
-    parser.add_argument("--sizes", type=int, nargs="+", default=[32, 16, 8, 4, 2, 1])
+    parser.add_argument("--calls", type=int, default=4, help="calls of 32 texts per kind")
     args = parser.parse_args(argv)
-    texts = description_texts(args.data / "corpus.jsonl", args.texts)
-    model = minilm._Model.load()
-    configured = minilm.BATCH_SIZE
-    try:
-        for size in args.sizes:
-            minilm.BATCH_SIZE = size
-            started = time.perf_counter()
-            for start in range(0, len(texts), CALL):
-                model.embed(texts[start : start + CALL])
-            print(f"{size:>3} texts per run: {time.perf_counter() - started:6.1f} s")
-    finally:
-        minilm.BATCH_SIZE = configured
+    corpus = args.data / "corpus.jsonl"
+    kinds = {
+        "passages (150-250 words)": texts_of(corpus, CALL * args.calls, (150, 250)),
+        "descriptions (20-60 words)": texts_of(corpus, CALL * args.calls, (20, 60)),
+    }
+    models = {threads: minilm._Model.load(threads) for threads in {s.threads for s in SETUPS}}
+    for kind, texts in kinds.items():
+        models[1].tokenizer.no_truncation()
+        pieces = [len(e.ids) for e in models[1].tokenizer.encode_batch(texts)]
+        print(f"{kind}: {sum(pieces) / len(pieces):.0f} word pieces on average (before cut)")
+        for setup in SETUPS:
+            print(f"  {setup.name:28} {rate(setup, models, texts):6.1f} texts/s", flush=True)
 
 
 if __name__ == "__main__":

@@ -230,3 +230,13 @@ async def test_minilm_leaves_the_event_loop_free(minilm: MiniLMEmbedder) -> None
     with contextlib.suppress(asyncio.CancelledError):
         await ticker
     assert ticks >= 3
+
+
+async def test_minilm_concurrent_calls_get_the_vectors_of_single_calls(
+    minilm: MiniLMEmbedder,
+) -> None:
+    # Every call's runs share the worker threads; none may get another call's rows.
+    calls = [[f"text {i} of call {c} " * (1 + (i + c) % 7) for i in range(9)] for c in range(4)]
+    together = await asyncio.gather(*(minilm.embed(texts) for texts in calls))
+    for texts, vectors in zip(calls, together, strict=True):
+        np.testing.assert_allclose(vectors, await minilm.embed(texts), atol=1e-6)

