@@ -1,6 +1,6 @@
 """The BM25 analyzer: text to the terms every search backend indexes and queries.
 
-Every backend (SQLite FTS5, Elasticsearch) stores and searches the output of `analyze`, joined
+Every backend (SQLite postings, Elasticsearch) stores and searches the output of `analyze`, joined
 by spaces, instead of running its own language analysis. That keeps Chinese segmentation,
 stemming and stopwords identical everywhere, so a query scores the same on every backend.
 
@@ -14,7 +14,8 @@ stemming and stopwords identical everywhere, so a query scores the same on every
   (particles, pronouns, conjunctions) is dropped, and words are kept as they are.
 
 Every term is made of Unicode letters and digits only, so a backend's plain Unicode
-tokenizer (FTS5 unicode61, Elasticsearch whitespace) keeps each term whole.
+tokenizer (Elasticsearch whitespace) keeps each term whole; the embedded store indexes the
+terms themselves.
 """
 
 from __future__ import annotations
