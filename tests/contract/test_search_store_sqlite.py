@@ -173,3 +173,22 @@ def _write_version_1(conn: sqlite3.Connection, records: list[SearchRecord]) -> N
         conn.execute(
             "INSERT INTO search_chunks_fts (rowid, terms) VALUES (?, ?)", (pk, " ".join(r.terms))
         )
+
+
+async def test_a_record_written_twice_in_one_call_is_indexed_once_as_last_written(
+    db: Database,
+) -> None:
+    store = await SqliteSearchStore.open(db)
+    await store.upsert(Collection.CHUNKS, [record("r1", ["old"]), record("other", ["new", "x"])])
+    await store.upsert(Collection.CHUNKS, [record("r1", ["mid", "new"]), record("r1", ["new"])])
+    for term, expected in (("old", []), ("mid", []), ("new", ["r1", "other"])):
+        hits = await store.search_terms(Collection.CHUNKS, WS, [term], NO_FILTER, 5)
+        assert ids(hits) == expected, term
+    stats = await db.read(
+        lambda conn: conn.execute(
+            "SELECT (SELECT df FROM search_chunks_df WHERE term = 'new'), "
+            "(SELECT count(*) FROM search_chunks_df WHERE term IN ('old', 'mid')), "
+            "records, tokens FROM search_bm25 WHERE collection = 'chunks'"
+        ).fetchone()
+    )
+    assert stats == (2, 0, 2, 3)

@@ -25,44 +25,37 @@ from ragstream.common.storage.sqlite.sql_filters import SqlWhere
 
 @dataclass(slots=True)
 class TermChanges:
-    """What one transaction's record writes and deletes change in the statistics."""
+    """One transaction's postings changes, written by `apply` in term order: a batch's
+    inserts then walk the postings B-tree once instead of jumping about it per record."""
 
+    added: dict[int, Counter[str]] = field(default_factory=dict)
+    """pk -> tf of each (usable) term, for records indexed in this transaction."""
+    removed: list[tuple[str, int]] = field(default_factory=list)
     df: Counter[str] = field(default_factory=Counter)
     peaks: dict[str, tuple[int, int]] = field(default_factory=dict)
     """Per added term: the highest tf and the shortest record length seen."""
     records: int = 0
     tokens: int = 0
 
+    def add(self, pk: int, terms: list[str]) -> None:
+        """Indexes a record's (usable) terms."""
+        counts = self.added[pk] = Counter(terms)
+        self.df.update(counts.keys())
+        length = len(terms)
+        for term, tf in counts.items():
+            top_tf, shortest = self.peaks.get(term, (0, length))
+            self.peaks[term] = (max(top_tf, tf), min(shortest, length))
+        self.records += 1
+        self.tokens += length
 
-def add(
-    conn: sqlite3.Connection, tables: schema.Tables, pk: int, terms: list[str], changes: TermChanges
-) -> None:
-    """Indexes a record's (usable) terms."""
-    counts = Counter(terms)
-    conn.executemany(
-        f"INSERT INTO {tables.postings} (term, pk, tf) VALUES (?, ?, ?)",
-        [(term, pk, tf) for term, tf in counts.items()],
-    )
-    changes.df.update(counts.keys())
-    length = len(terms)
-    for term, tf in counts.items():
-        top_tf, shortest = changes.peaks.get(term, (0, length))
-        changes.peaks[term] = (max(top_tf, tf), min(shortest, length))
-    changes.records += 1
-    changes.tokens += len(terms)
-
-
-def remove(
-    conn: sqlite3.Connection, tables: schema.Tables, pk: int, terms: list[str], changes: TermChanges
-) -> None:
-    """Removes a record's postings; `terms` are the usable terms it was indexed with."""
-    unique = set(terms)
-    conn.executemany(
-        f"DELETE FROM {tables.postings} WHERE term = ? AND pk = ?", [(term, pk) for term in unique]
-    )
-    changes.df.subtract(unique)
-    changes.records -= 1
-    changes.tokens -= len(terms)
+    def remove(self, pk: int, terms: list[str]) -> None:
+        """Unindexes a record; `terms` are the usable terms it was indexed with."""
+        unique = set(terms)
+        if self.added.pop(pk, None) is None:  # else indexed by this transaction: not written
+            self.removed += [(term, pk) for term in unique]
+        self.df.subtract(unique)
+        self.records -= 1
+        self.tokens -= len(terms)
 
 
 def apply(
@@ -72,6 +65,15 @@ def apply(
 
     A term's highest tf and shortest length only ever grow and shrink: after deletes they
     may be past the true values, which keeps them upper bounds of the term's weight."""
+    conn.executemany(
+        f"DELETE FROM {tables.postings} WHERE term = ? AND pk = ?", sorted(changes.removed)
+    )
+    conn.executemany(
+        f"INSERT INTO {tables.postings} (term, pk, tf) VALUES (?, ?, ?)",
+        sorted(
+            (term, pk, tf) for pk, counts in changes.added.items() for term, tf in counts.items()
+        ),
+    )
     moved = [(term, delta) for term, delta in changes.df.items() if delta]
     conn.executemany(
         f"INSERT INTO {tables.df} (term, df, max_tf, min_length) VALUES (?, ?, ?, ?) "
@@ -89,6 +91,8 @@ def apply(
         "SET records = records + excluded.records, tokens = tokens + excluded.tokens",
         (collection.value, changes.records, changes.tokens),
     )
+    changes.added.clear()
+    changes.removed.clear()
     changes.df.clear()
     changes.peaks.clear()
     changes.records = changes.tokens = 0

@@ -120,7 +120,7 @@ def write_record(
         pk = int(cursor.lastrowid or 0)
     else:
         pk, old_terms = old
-        lexical.remove(conn, tables, pk, _indexed(old_terms), changes)
+        changes.remove(pk, _indexed(old_terms))
         conn.execute(
             f"UPDATE {tables.records} SET ts = ?, metadata = ?, length = ? WHERE pk = ?",
             (*row.record[2:], pk),
@@ -135,7 +135,7 @@ def write_record(
     conn.execute(
         f"INSERT OR REPLACE INTO {tables.vectors} (pk, vector) VALUES (?, ?)", (pk, row.vector)
     )
-    lexical.add(conn, tables, pk, schema.usable_terms(record.terms), changes)
+    changes.add(pk, schema.usable_terms(record.terms))
     conn.executemany(
         f"INSERT OR IGNORE INTO {tables.docs} (doc_id, pk) VALUES (?, ?)",
         [(doc_id, pk) for doc_id in record.doc_ids],
@@ -172,7 +172,7 @@ def delete_records(
         old = find(conn, tables, workspace, record_id)
         if old is not None:
             pk, terms = old
-            lexical.remove(conn, tables, pk, _indexed(terms), changes)
+            changes.remove(pk, _indexed(terms))
             conn.execute(f"DELETE FROM {tables.records} WHERE pk = ?", (pk,))  # rest cascades
             pks.append(pk)
     return pks
