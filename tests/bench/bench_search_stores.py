@@ -190,21 +190,25 @@ def options(mode: Mode, rng: random.Random, size: int) -> QueryOptions:
 
 async def latency(
     engine: QueryEngine, data: Corpus, mode: Mode, queries: int
-) -> tuple[float, float]:
-    """p50 and p99 of Retrieve in ms over `queries` queries (after WARMUP unmeasured ones)."""
+) -> tuple[float, float, float]:
+    """p50 and p99 of Retrieve in ms over `queries` queries (after WARMUP unmeasured ones),
+    and the p50 of the process CPU time a query takes: on a machine that others are busy
+    with, wall times grow with the wait for a core, CPU times do not."""
     rng = random.Random(11)
     inputs = []
     for _ in range(WARMUP + queries):
         query = " ".join(rng.sample(data.chunk_terms(rng.randrange(data.size)), 6))
         inputs.append(QueryInput(WS, query, options(mode, rng, data.size)))
     timings: list[float] = []
+    cpu: list[float] = []
     for n, q in enumerate(inputs):
-        started = time.perf_counter()
+        started, used = time.perf_counter(), time.process_time()
         await engine.retrieve(q, StageTimer())
         if n >= WARMUP:
             timings.append((time.perf_counter() - started) * 1000)
+            cpu.append((time.process_time() - used) * 1000)
     cuts = statistics.quantiles(timings, n=100)
-    return cuts[49], cuts[98]
+    return cuts[49], cuts[98], statistics.median(cpu)
 
 
 async def knn_recall(store: SearchStore, data: Corpus, factor: int, k: int = 50) -> float:
@@ -260,8 +264,8 @@ async def elastic(url: str, directory: Path) -> AsyncIterator[Stores]:
 
 async def run(sizes: list[int], backends: list[str], url: str | None, queries: int) -> None:
     print(
-        "backend        size   chunks/s  naive p50/p99 ms  mix p50/p99 ms  "
-        "RSS MB (before load/after queries/peak)  extra"
+        "backend        size   chunks/s  naive p50/p99 (cpu p50) ms  mix p50/p99 (cpu p50) ms"
+        "  RSS MB (before load/after queries/peak)  extra"
     )
     for size in sizes:
         data = Corpus(size)
@@ -282,10 +286,15 @@ async def run(sizes: list[int], backends: list[str], url: str | None, queries: i
                         recalls = [(f, await knn_recall(stores.search, data, f)) for f in (2, 4, 8)]
                         extra = " ".join(f"recall@50(x{f})={r:.3f}" for f, r in recalls)
             print(
-                f"{name:13} {size:7d} {rate:9.0f}  {naive[0]:7.1f}/{naive[1]:<7.1f}"
-                f"  {mix[0]:7.1f}/{mix[1]:<7.1f} {before:7.0f}/{after:7.0f}/{peak:7.0f}  {extra}",
+                f"{name:13} {size:7d} {rate:9.0f}  {_ms(naive)}  {_ms(mix)}"
+                f"  {before:7.0f}/{after:7.0f}/{peak:7.0f}  {extra}",
                 flush=True,
             )
+
+
+def _ms(figures: tuple[float, float, float]) -> str:
+    p50, p99, cpu = figures
+    return f"{p50:7.1f}/{p99:<7.1f} ({cpu:6.1f})"
 
 
 @contextlib.contextmanager

@@ -33,6 +33,15 @@ def normalized(vectors: FloatMatrix) -> FloatMatrix:
     return result
 
 
+def _scores(matrix: FloatMatrix, query: FloatMatrix) -> FloatMatrix:
+    """matrix @ query on the calling thread. The product is bound by memory bandwidth, so a
+    BLAS spreading it over more threads buys little and its idle threads keep spinning on
+    the cores that the other search of a query (BM25, in parallel) is using: a naive Retrieve
+    over 100k chunks took 71 ms of CPU with OpenBLAS on 2 threads, 47 ms on one."""
+    result: FloatMatrix = np.einsum("ij,j->i", matrix, query)
+    return result
+
+
 def top_k(scores: FloatMatrix, k: int) -> IntArray:
     """Positions of the k highest scores, best first (ties in position order)."""
     if k <= 0 or scores.size == 0:
@@ -116,7 +125,7 @@ class DenseIndex:
         pks = self._pks[: self._size]
         matrix = self._matrix[: self._size]
         if allowed is None:
-            scores = matrix @ q
+            scores = _scores(matrix, q)
         else:
             mask = np.isin(pks, allowed)
             count = int(mask.sum())
@@ -124,9 +133,9 @@ class DenseIndex:
                 return []
             if count * _GATHER_FRACTION < self._size:
                 rows = np.flatnonzero(mask)
-                pks, scores = pks[rows], matrix[rows] @ q
+                pks, scores = pks[rows], _scores(matrix[rows], q)
             else:
-                scores = np.where(mask, matrix @ q, -np.inf).astype(np.float32)
+                scores = np.where(mask, _scores(matrix, q), -np.inf).astype(np.float32)
         best = top_k(scores, limit)
         return [
             (int(pks[i]), float(scores[i]))
