@@ -11,7 +11,7 @@ import uuid
 
 import pytest
 
-from ragstream.common.models import GraphEdge, GraphNode
+from ragstream.common.models import GraphEdge, GraphNode, GraphStats
 from ragstream.common.storage.protocols import GraphStore
 
 TRICKY_NAMES = (
@@ -215,6 +215,60 @@ class GraphStoreContract:
         assert all(len(got[k]) == 2 for k in keys)
         assert set((await store.degrees(ws, keys)).values()) == {2}
 
+    async def test_edges_among_keys_leave_out_edges_that_leave_the_set(
+        self, store: GraphStore, ws: str
+    ) -> None:
+        await store.upsert_edges(
+            ws,
+            [edge("b", "a"), edge("a", "c"), edge("c", "d"), edge("b", "b"), edge("x", "y")],
+        )
+        got = await store.edges_among(ws, ["c", "a", "b", "unknown", "a"])
+        assert pairs(got) == [("a", "b"), ("a", "c"), ("b", "b")]
+        assert got[0] == edge("a", "b", description="b and a")
+        assert await store.edges_among(ws, ["a"]) == []
+        assert await store.edges_among(ws, []) == []
+
+    async def test_edges_among_a_large_set(self, store: GraphStore, ws: str) -> None:
+        keys = [f"entity-{i:04d}" for i in range(1500)]
+        ring = [edge(keys[i], keys[(i + 1) % 1500]) for i in range(1500)]
+        await store.upsert_edges(ws, ring)
+        got = await store.edges_among(ws, keys[::-1])
+        assert pairs(got) == sorted(tuple(sorted((e.source, e.target))) for e in ring)
+        assert len(await store.edges_among(ws, keys[:750])) == 749
+
+    async def test_stats_count_the_graph_and_rank_nodes_by_degree(
+        self, store: GraphStore, ws: str
+    ) -> None:
+        assert await store.stats(ws, 5) == GraphStats(0, 0, ())
+        await store.upsert_nodes(ws, [node(k) for k in ("hub", "b", "a", "lonely", "self")])
+        await store.upsert_edges(
+            ws,
+            [
+                edge("hub", "a"),
+                edge("hub", "b"),
+                edge("hub", "ghost"),  # a dangling edge counts, its missing end is no node
+                edge("a", "b"),
+                edge("self", "self"),
+            ],
+        )
+        assert await store.stats(ws, 10) == GraphStats(
+            5, 5, (("hub", 3), ("a", 2), ("b", 2), ("self", 1))
+        )
+        assert (await store.stats(ws, 2)).top == (("hub", 3), ("a", 2))
+        assert (await store.stats(ws, 0)).top == ()
+
+    async def test_stats_see_one_workspace_only(
+        self, store: GraphStore, ws: str, other_ws: str
+    ) -> None:
+        await store.upsert_nodes(ws, [node("a"), node("b")])
+        await store.upsert_edges(ws, [edge("a", "b")])
+        await store.upsert_nodes(other_ws, [node("a"), node("c"), node("d")])
+        await store.upsert_edges(other_ws, [edge("a", "c"), edge("a", "d"), edge("c", "d")])
+        assert await store.stats(ws, 10) == GraphStats(2, 1, (("a", 1), ("b", 1)))
+        await store.delete_nodes(ws, ["a"])
+        assert await store.stats(ws, 10) == GraphStats(1, 0, ())
+        assert (await store.stats(other_ws, 1)) == GraphStats(3, 3, (("a", 2),))
+
     # -- deletes --------------------------------------------------------------------------
 
     async def test_delete_nodes_removes_their_edges_in_both_directions(
@@ -274,6 +328,10 @@ class GraphStoreContract:
         got = await store.edges_of(ws, ["anchor"])
         assert sorted_pairs(got["anchor"]) == sorted_pairs(edges)
         assert await store.get_edges(ws, pairs(edges)) == edges
+        among = await store.edges_among(ws, ["anchor", *TRICKY_NAMES])
+        assert among == sorted(edges, key=lambda e: (e.source, e.target))
+        first = tuple((name, 1) for name in sorted(TRICKY_NAMES)[:4])
+        assert await store.stats(ws, 4) == GraphStats(len(nodes), len(edges), first)
         await store.delete_nodes(ws, list(TRICKY_NAMES))
         assert await store.get_nodes(ws, list(TRICKY_NAMES)) == []
         assert await store.degrees(ws, ["anchor"]) == {"anchor": 0}

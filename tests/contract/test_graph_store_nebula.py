@@ -86,6 +86,22 @@ async def test_a_neighbourhood_batch_of_200_entities_is_one_statement(
     assert double.statements[0].startswith("FETCH PROP ON entity ")
 
 
+async def test_edges_among_200_entities_is_one_statement_and_stats_three(
+    double: NebulaDouble, double_store: NebulaGraphStore
+) -> None:
+    keys = [f"entity-{i}" for i in range(200)]
+    await double_store.upsert_nodes("ws", [node(k) for k in keys])
+    await double_store.upsert_edges("ws", [edge(keys[i], keys[i - 1]) for i in range(200)])
+    double.statements.clear()
+    assert len(await double_store.edges_among("ws", keys)) == 200
+    assert len(double.statements) == 1
+    assert double.statements[0].startswith("GO FROM ")
+    double.statements.clear()
+    stats = await double_store.stats("ws", 3)
+    assert (stats.nodes, stats.edges, len(stats.top)) == (200, 200, 3)
+    assert sorted(s.split()[0] for s in double.statements) == ["LOOKUP"] * 3
+
+
 async def test_writes_of_200_records_are_one_statement_each(
     double: NebulaDouble, double_store: NebulaGraphStore
 ) -> None:

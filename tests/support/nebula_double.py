@@ -9,64 +9,25 @@ one a value has altered, fails like it would on graphd.
 
 Semantics modelled (NebulaGraph 3.x): INSERT overwrites; DELETE VERTEX ... WITH EDGE removes
 the vertex and its edges in both directions, whether or not the vertex exists; edges may
-dangle; GO ... BIDIRECT returns an in-edge reversed (src = the start vertex, negative
-type), while src(edge)/dst(edge) give the stored direction; a new space, tag or edge type
-is visible only after `lag` failed attempts to use it (schema changes reach graphd and
-storaged with the next heartbeat). `inject` and `disconnect` make the next statements fail.
+dangle; a new space, tag, edge type or index is visible only after `lag` failed attempts to
+use it (schema changes reach graphd and storaged with the next heartbeat); an index misses
+what was written before it existed until REBUILD. Reads (FETCH, GO, LOOKUP, pipes) are in
+`tests.support.nebula_reads`. `inject` and `disconnect` make the next statements fail.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
 
-from nebula3.common.ttypes import DataSet, Edge, ErrorCode, NullType, Row, Tag, Value, Vertex
+from nebula3.common.ttypes import DataSet, ErrorCode, NList, NullType, Value
 from nebula3.data.ResultSet import ResultSet
 from nebula3.Exception import IOErrorException
 from nebula3.graph.ttypes import ExecutionResponse
 
+from tests.support import nebula_reads as reads
+from tests.support.nebula_model import Failure, Index, Schema, Space, Table, value
 from tests.support.ngql import NgqlSyntaxError, Statement, parse
-
-EdgeKey = tuple[str, str, str, int]  # (src, edge type, dst, rank)
-
-
-class Failure(Exception):
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-def _value(raw: object) -> Value:
-    if isinstance(raw, str):
-        return Value(sVal=raw.encode("utf-8"))
-    if isinstance(raw, float):
-        return Value(fVal=raw)
-    if isinstance(raw, int):
-        return Value(iVal=raw)
-    raise TypeError(f"no Value for {raw!r}")
-
-
-def _key(value: Value) -> str:
-    return repr(value)  # thrift structs compare by fields but are not hashable
-
-
-@dataclass
-class Schema:
-    props: dict[str, str]
-    pending: int
-    """Failed uses left before it becomes visible."""
-    type_id: int = 0
-
-
-@dataclass
-class Space:
-    vid_length: int
-    pending: int
-    tags: dict[str, Schema] = field(default_factory=dict)
-    edge_types: dict[str, Schema] = field(default_factory=dict)
-    vertices: dict[str, dict[str, dict[bytes, Value]]] = field(default_factory=dict)
-    edges: dict[EdgeKey, dict[bytes, Value]] = field(default_factory=dict)
 
 
 class NebulaDouble:
@@ -111,7 +72,12 @@ class NebulaDouble:
             try:
                 data: DataSet | None = None
                 for statement in parse(text):
-                    data = self._apply(statement, session)
+                    table = self._apply(statement, session)
+                    for stage in statement.pipes:
+                        if table is None:
+                            raise Failure(ErrorCode.E_SEMANTIC_ERROR, "nothing to pipe")
+                        table = reads.pipe(self._visible_space(session.space), stage, table)
+                    data = table.dataset() if table is not None else None
                 return _response(ErrorCode.SUCCEEDED, "", data, session.space)
             except NgqlSyntaxError as exc:
                 return _response(ErrorCode.E_SYNTAX_ERROR, str(exc))
@@ -120,7 +86,7 @@ class NebulaDouble:
 
     # -- statements -----------------------------------------------------------------------
 
-    def _apply(self, s: Statement, session: DoubleClient) -> DataSet | None:
+    def _apply(self, s: Statement, session: DoubleClient) -> Table | None:
         if s.verb == "USE":
             self._visible_space(s.name)
             session.space = s.name
@@ -132,8 +98,11 @@ class NebulaDouble:
         if s.verb == "DESCRIBE" and s.kind == "SPACE":
             return _describe_space(self._visible_space(s.name), s.name)
         space = self._visible_space(session.space)
+        read = READS.get(s.verb)
+        if read is not None:
+            return read(space, s)
         handler = getattr(self, "_" + s.verb.lower().replace(" ", "_"))
-        result: DataSet | None = handler(space, s)
+        result: Table | None = handler(space, s)
         return result
 
     def _visible_space(self, name: str | None) -> Space:
@@ -144,14 +113,6 @@ class NebulaDouble:
             raise Failure(ErrorCode.E_EXECUTION_ERROR, f"SpaceNotFound: SpaceName `{name}`")
         return space
 
-    def _schema(self, space: Space, name: str, edge: bool) -> Schema:
-        schema = (space.edge_types if edge else space.tags).get(name)
-        if schema is None or schema.pending > 0:
-            if schema is not None:
-                schema.pending -= 1
-            raise Failure(ErrorCode.E_SEMANTIC_ERROR, f"No schema found for `{name}'")
-        return schema
-
     def _create_tag(self, space: Space, s: Statement) -> None:
         _check_new(space.tags, s)
         space.tags.setdefault(s.name, Schema(dict(s.props), self.lag))
@@ -161,16 +122,45 @@ class NebulaDouble:
         type_id = len(space.edge_types) + 1
         space.edge_types.setdefault(s.name, Schema(dict(s.props), self.lag, type_id))
 
-    def _describe(self, space: Space, s: Statement) -> DataSet:
-        schema = self._schema(space, s.name, s.kind == "EDGE")
+    def _create_index(self, space: Space, s: Statement) -> None:
+        _check_new(space.indexes, s)
+        schemas = space.edge_types if s.kind == "EDGE" else space.tags
+        [(prop, _)] = s.props
+        if prop not in schemas.get(s.schema, Schema({}, 0)).props:
+            raise Failure(ErrorCode.E_NOT_FOUND, f"{s.schema}.{prop} not found")
+        if s.name not in space.indexes:
+            existing = space.edges if s.kind == "EDGE" else space.vertices
+            index = Index(s.kind, s.schema, prop, self.lag, set(existing))
+            space.indexes[s.name] = index
+
+    def _show_indexes(self, space: Space, s: Statement) -> Table:
+        by = "By Edge" if s.kind == "EDGE" else "By Tag"
+        rows = [
+            [value(n), value(space.indexes[n].schema), Value(lVal=NList([value(i.prop)]))]
+            for n, i in space.indexes.items()
+            if i.kind == s.kind
+        ]
+        return Table(["Index Name", by, "Columns"], rows)
+
+    def _rebuild_index(self, space: Space, s: Statement) -> Table:
+        index = space.indexes.get(s.name)
+        if index is None or index.kind != s.kind or index.pending > 0:
+            if index is not None:
+                index.pending -= 1
+            raise Failure(ErrorCode.E_EXECUTION_ERROR, f"Index not found: {s.name}")
+        index.unindexed.clear()
+        return Table(["New Job Id"], [[Value(iVal=len(self.statements))]])
+
+    def _describe(self, space: Space, s: Statement) -> Table:
+        schema = space.schema(s.name, s.kind == "EDGE")
         null = Value(nVal=NullType.__NULL__)
-        rows = [[_value(n), _value(k), _value("NO"), null, null] for n, k in schema.props.items()]
-        return _dataset(["Field", "Type", "Null", "Default", "Comment"], rows)
+        rows = [[value(n), value(k), value("NO"), null, null] for n, k in schema.props.items()]
+        return Table(["Field", "Type", "Null", "Default", "Comment"], rows)
 
     def _props(
         self, space: Space, s: Statement, values: list[object], edge: bool
     ) -> dict[bytes, Value]:
-        schema = self._schema(space, s.name, edge)
+        schema = space.schema(s.name, edge)
         names = [name for name, _ in s.props]
         if sorted(names) != sorted(schema.props) or len(values) != len(names):
             raise Failure(ErrorCode.E_SEMANTIC_ERROR, f"props {names} do not match {s.name}")
@@ -178,7 +168,7 @@ class NebulaDouble:
             wanted = {"string": str, "double": float}[schema.props[name]]
             if type(raw) is not wanted:
                 raise Failure(ErrorCode.E_EXECUTION_ERROR, f"{name}: wrong type {raw!r}")
-        return {name.encode(): _value(raw) for name, raw in zip(names, values, strict=True)}
+        return {name.encode(): value(raw) for name, raw in zip(names, values, strict=True)}
 
     def _check_vid(self, space: Space, vid: str) -> str:
         if len(vid.encode("utf-8")) != space.vid_length:
@@ -189,12 +179,14 @@ class NebulaDouble:
         for vid, values in zip(s.vids, s.rows, strict=True):
             props = self._props(space, s, values, edge=False)
             space.vertices.setdefault(self._check_vid(space, vid), {})[s.name] = props
+            space.written("TAG", s.name, vid)
 
     def _insert_edge(self, space: Space, s: Statement) -> None:
         for (src, dst, rank), values in zip(s.edges, s.rows, strict=True):
             props = self._props(space, s, values, edge=True)
             key = (self._check_vid(space, src), s.name, self._check_vid(space, dst), rank)
             space.edges[key] = props
+            space.written("EDGE", s.name, key)
 
     def _delete_vertex(self, space: Space, s: Statement) -> None:
         doomed = set(s.vids)
@@ -205,56 +197,17 @@ class NebulaDouble:
                 del space.edges[key]
 
     def _delete_edge(self, space: Space, s: Statement) -> None:
-        self._schema(space, s.name, edge=True)
+        space.schema(s.name, edge=True)
         for src, dst, rank in s.edges:
             space.edges.pop((src, s.name, dst, rank), None)
 
-    def _fetch_vertex(self, space: Space, s: Statement) -> DataSet:
-        self._schema(space, s.name, edge=False)
-        rows = []
-        for vid in dict.fromkeys(s.vids):
-            tags = space.vertices.get(vid, {})
-            if s.name in tags:
-                tag = Tag(name=s.name.encode(), props=tags[s.name])
-                rows.append([Value(vVal=Vertex(vid=_value(vid), tags=[tag]))])
-        return _dataset([s.yields[0][1]], rows)
 
-    def _fetch_edge(self, space: Space, s: Statement) -> DataSet:
-        schema = self._schema(space, s.name, edge=True)
-        rows = []
-        for src, dst, rank in dict.fromkeys(s.edges):
-            props = space.edges.get((src, s.name, dst, rank))
-            if props is not None:
-                rows.append([_edge_value(src, dst, rank, s.name, schema.type_id, props)])
-        return _dataset([s.yields[0][1]], rows)
-
-    def _go(self, space: Space, s: Statement) -> DataSet:
-        schema = self._schema(space, s.name, edge=True)
-        rows, seen = [], set()
-        for start, edge, value in self._steps(space, s, schema):
-            row = [_yield(expression, start, edge, value) for expression, _ in s.yields]
-            key = tuple(_key(v) for v in row)
-            if not (s.distinct and key in seen):
-                seen.add(key)
-                rows.append(row)
-        columns = [alias for _, alias in s.yields]
-        if s.group_yields is None:
-            return _dataset(columns, rows)
-        return _group(columns, rows, s.group_by, s.group_yields)
-
-    def _steps(
-        self, space: Space, s: Statement, schema: Schema
-    ) -> Iterator[tuple[str, EdgeKey, Value]]:
-        """(start vid, stored edge key, returned Edge value) per edge met from each start."""
-        for start in dict.fromkeys(s.vids):
-            for key, props in space.edges.items():
-                src, name, dst, rank = key
-                if name != s.name:
-                    continue
-                if src == start:
-                    yield start, key, _edge_value(src, dst, rank, name, schema.type_id, props)
-                if dst == start and s.flag:
-                    yield start, key, _edge_value(dst, src, rank, name, -schema.type_id, props)
+READS: dict[str, Callable[[Space, Statement], Table]] = {
+    "FETCH VERTEX": reads.fetch_vertex,
+    "FETCH EDGE": reads.fetch_edge,
+    "GO": reads.go,
+    "LOOKUP": reads.lookup,
+}
 
 
 def _check_new(existing: Mapping[str, object], s: Statement) -> None:
@@ -262,53 +215,12 @@ def _check_new(existing: Mapping[str, object], s: Statement) -> None:
         raise Failure(ErrorCode.E_EXISTED, f"Existed: {s.name}")
 
 
-def _yield(expression: str, start: str, edge: EdgeKey, value: Value) -> Value:
-    if expression == "edge":
-        return value
-    if expression == "id($^)":
-        return _value(start)
-    return _value(edge[0] if expression == "src(edge)" else edge[2])
-
-
-def _group(
-    columns: list[str], rows: list[list[Value]], by: str, items: list[tuple[str, str]]
-) -> DataSet:
-    if by not in columns:
-        raise Failure(ErrorCode.E_SEMANTIC_ERROR, f"`$-.{by}' is not a column of the input")
-    groups: dict[str, list[list[Value]]] = {}
-    for row in rows:
-        groups.setdefault(_key(row[columns.index(by)]), []).append(row)
-    out = []
-    for members in groups.values():
-        values = []
-        for expression, _ in items:
-            if expression == "count(*)":
-                values.append(Value(iVal=len(members)))
-            elif expression == f"$-.{by}":
-                values.append(members[0][columns.index(by)])
-            else:
-                raise Failure(ErrorCode.E_SEMANTIC_ERROR, f"{expression} is not grouped")
-        out.append(values)
-    return _dataset([alias for _, alias in items], out)
-
-
-def _edge_value(
-    src: str, dst: str, rank: int, name: str, type_id: int, props: dict[bytes, Value]
-) -> Value:
-    edge = Edge(_value(src), _value(dst), type_id, name.encode(), rank, dict(props))
-    return Value(eVal=edge)
-
-
-def _dataset(columns: list[str], rows: list[list[Value]]) -> DataSet:
-    return DataSet([c.encode() for c in columns], [Row(values=row) for row in rows])
-
-
-def _describe_space(space: Space, name: str) -> DataSet:
+def _describe_space(space: Space, name: str) -> Table:
     columns = ["ID", "Name", "Partition Number", "Replica Factor", "Charset", "Collate"]
     columns += ["Vid Type", "Atomic Edge", "Zones", "Comment"]
     values: list[object] = [1, name, 10, 1, "utf8", "utf8_bin", f"FIXED_STRING({space.vid_length})"]
-    row = [_value(v) for v in values] + [Value(bVal=False), _value("default_zone"), _value("")]
-    return _dataset(columns, [row])
+    row = [value(v) for v in values] + [Value(bVal=False), value("default_zone"), value("")]
+    return Table(columns, [row])
 
 
 def _response(

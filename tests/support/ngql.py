@@ -1,120 +1,21 @@
-"""A lexer and parser for the nGQL the graph store sends, used by the NebulaGraph test double.
+"""A parser for the nGQL the graph store sends, used by the NebulaGraph test double.
 
-The lexer follows graphd's flex scanner (src/parser/scanner.lex) byte by byte for the tokens
-it knows, and is stricter where graphd versions disagree: octal escapes (switched off by
---disable_octal_escape_char), \\uXXXX / \\xXXXX escapes (recent versions only), upper-case
-\\N \\T \\R \\B \\F (case-insensitive only in recent versions), a raw NUL inside a literal
-(graphd copies raw runs with strncpy, which stops at NUL) and exponent floats are errors.
-The parser knows only the statement shapes listed in `Parser.sentence`; anything else is a
-syntax error, so a statement that is malformed, or altered by a value, fails the test.
+Tokens come from `tests.support.ngql_lexer` (graphd's lexing rules, strict where versions
+differ). The parser knows only the statement shapes listed in `Parser.sentence` and the pipe
+stages in `Parser.pipe`; anything else is a syntax error, so a statement that is malformed,
+or altered by a value, fails the test.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from tests.support.ngql_lexer import NgqlSyntaxError, Token, tokenize
+
+__all__ = ["NgqlSyntaxError", "Parser", "Statement", "Token", "parse", "tokenize"]
 T = TypeVar("T")
-
-
-class NgqlSyntaxError(ValueError):
-    """The text is not a statement the double understands (graphd: E_SYNTAX_ERROR)."""
-
-
-@dataclass(frozen=True)
-class Token:
-    kind: str  # LABEL, STRING, INT, DOUBLE, VAR, PUNCT
-    value: object
-    at: int
-
-
-_SIMPLE_ESCAPES = {ord("n"): 0x0A, ord("t"): 0x09, ord("r"): 0x0D, ord("b"): 0x08, ord("f"): 0x0C}
-_NUMBER = re.compile(rb"[0-9]+\.[0-9]*|[0-9]*\.[0-9]+|[0-9]+")
-_LABEL = re.compile(rb"[a-zA-Z][_a-zA-Z0-9]*")
-_PUNCT = (b"->", b"(", b")", b",", b":", b";", b"@", b"|", b".", b"*", b"=", b"-")
-
-
-def _string(data: bytes, start: int) -> tuple[str, int]:
-    """The literal opening at data[start] (a quote): (value, index after the closing quote)."""
-    quote, out, i = data[start], bytearray(), start + 1
-    while i < len(data):
-        byte = data[i]
-        if byte == quote:
-            try:
-                return out.decode("utf-8"), i + 1
-            except UnicodeDecodeError as exc:
-                raise NgqlSyntaxError(f"string literal at {start} is not UTF-8") from exc
-        if byte == 0x0A:
-            raise NgqlSyntaxError(f"raw newline inside the string literal at {start}")
-        if byte == 0x00:
-            raise NgqlSyntaxError(f"raw NUL inside the string literal at {start}")
-        if byte != 0x5C:
-            out.append(byte)
-            i += 1
-            continue
-        if i + 1 >= len(data):
-            break
-        nxt = data[i + 1]
-        if 0x30 <= nxt <= 0x39:
-            raise NgqlSyntaxError(f"octal/decimal escape at {i}: its meaning varies by version")
-        if nxt in b"uUxX" and re.fullmatch(rb"[0-9a-fA-F]{4}", data[i + 2 : i + 6]):
-            raise NgqlSyntaxError(f"\\u/\\x escape at {i}: only recent versions read it")
-        if nxt in b"NTRBF":
-            raise NgqlSyntaxError(f"upper-case escape at {i}: its meaning varies by version")
-        out.append(_SIMPLE_ESCAPES.get(nxt, nxt))
-        i += 2
-    raise NgqlSyntaxError(f"unterminated string literal at {start}")
-
-
-def _skip(data: bytes, i: int) -> int:
-    """Index of the next token: skips blanks and comments (#, //, /* */) as graphd does."""
-    while i < len(data):
-        if data[i] in b" \t\r\n":
-            i += 1
-        elif data[i : i + 1] == b"#" or data[i : i + 2] == b"//":
-            end = data.find(b"\n", i)
-            i = len(data) if end < 0 else end
-        elif data[i : i + 2] == b"/*":
-            end = data.find(b"*/", i + 2)
-            if end < 0:
-                raise NgqlSyntaxError(f"unterminated comment at {i}")
-            i = end + 2
-        else:
-            break
-    return i
-
-
-def tokenize(text: str) -> list[Token]:
-    data, tokens, i = text.encode("utf-8"), [], 0
-    while (i := _skip(data, i)) < len(data):
-        byte = data[i]
-        if byte in b"\"'":
-            value, end = _string(data, i)
-            tokens.append(Token("STRING", value, i))
-        elif data[i : i + 2] in (b"$^", b"$$", b"$-"):
-            tokens.append(Token("VAR", chr(data[i + 1]), i))
-            end = i + 2
-        elif (number := _NUMBER.match(data, i)) and number.group() != b".":
-            end = number.end()
-            if data[end : end + 1] in (b"e", b"E"):
-                raise NgqlSyntaxError(f"exponent in the number at {i}: older lexers reject it")
-            literal = number.group().decode()
-            if "." in literal:
-                tokens.append(Token("DOUBLE", float(literal), i))
-            else:
-                tokens.append(Token("INT", int(literal), i))
-        elif label := _LABEL.match(data, i):
-            end = label.end()
-            tokens.append(Token("LABEL", label.group().decode(), i))
-        elif punct := next((p for p in _PUNCT if data.startswith(p, i)), None):
-            end = i + len(punct)
-            tokens.append(Token("PUNCT", punct.decode(), i))
-        else:
-            raise NgqlSyntaxError(f"unexpected character {data[i : i + 1]!r} at {i}")
-        i = end
-    return tokens
 
 
 # -- statements -------------------------------------------------------------------------
@@ -126,14 +27,15 @@ EdgeRef = tuple[Vid, Vid, int]
 @dataclass
 class Statement:
     verb: str
-    """USE, CREATE SPACE, CREATE TAG, CREATE EDGE, DESCRIBE, INSERT VERTEX, INSERT EDGE,
-    DELETE VERTEX, DELETE EDGE, FETCH VERTEX, FETCH EDGE, GO."""
+    """USE, CREATE SPACE, CREATE TAG, CREATE EDGE, CREATE INDEX, SHOW INDEXES, REBUILD INDEX,
+    DESCRIBE, INSERT VERTEX, INSERT EDGE, DELETE VERTEX, DELETE EDGE, FETCH VERTEX,
+    FETCH EDGE, GO, LOOKUP; pipe stages: GO, GROUP BY, YIELD, ORDER BY, LIMIT."""
     name: str = ""
-    """Space, tag or edge type named by the statement."""
+    """Space, tag, edge type or index named by the statement."""
     kind: str = ""
-    """DESCRIBE: SPACE, TAG or EDGE."""
+    """DESCRIBE: SPACE, TAG or EDGE; CREATE, SHOW and REBUILD INDEX: TAG or EDGE."""
     props: list[tuple[str, str]] = field(default_factory=list)
-    """CREATE: (name, type); INSERT: (name, "")."""
+    """CREATE: (name, type); CREATE INDEX: (property, length); INSERT: (name, "")."""
     vids: list[Vid] = field(default_factory=list)
     edges: list[EdgeRef] = field(default_factory=list)
     rows: list[list[object]] = field(default_factory=list)
@@ -143,10 +45,22 @@ class Statement:
     vid_length: int = 0
     distinct: bool = False
     yields: list[tuple[str, str]] = field(default_factory=list)
-    """(expression, alias); expressions: edge, vertex, id($^), src(edge), dst(edge)."""
-    group_yields: list[tuple[str, str]] | None = None
-    """GO ... | GROUP BY $-.<group_by> YIELD: ($-.<column> or count(*), alias)."""
+    """(expression, alias); expressions: edge, vertex, id($^), id(vertex), src(edge),
+    dst(edge), properties(vertex).<prop>, $-.<column>, count(*)."""
+    schema: str = ""
+    """CREATE INDEX: the tag or edge type indexed."""
+    source: str = ""
+    """GO FROM $-.<source>: the input column holding the start VIDs (empty: `vids`)."""
+    targets: list[Vid] | None = None
+    """GO ... WHERE dst(edge) IN [...]: only edges to these VIDs."""
+    condition: tuple[str, str] = ("", "")
+    """LOOKUP ... WHERE <name>.<property> == "<value>": (property, value)."""
     group_by: str = ""
+    order_by: list[tuple[str, bool]] = field(default_factory=list)
+    """(column, descending)."""
+    limit: int = 0
+    pipes: list[Statement] = field(default_factory=list)
+    """The stages after `|`, in order, each reading the previous stage's rows."""
 
 
 class Parser:
@@ -214,10 +128,85 @@ class Parser:
             ("DELETE", self._delete),
             ("FETCH", self._fetch),
             ("GO", self._go),
+            ("LOOKUP", self._lookup),
+            ("SHOW", self._show),
+            ("REBUILD", self._rebuild),
         ):
             if self._accept("LABEL", word):
-                return parse()
+                statement = parse()
+                while self._accept("PUNCT", "|"):
+                    statement.pipes.append(self.pipe())
+                return statement
         raise self._fail("a statement")
+
+    def pipe(self) -> Statement:
+        """A stage after `|`: GO FROM $-.<column>, GROUP BY, YIELD, ORDER BY or LIMIT."""
+        if self._accept("LABEL", "GO"):
+            return self._go()
+        if self._accept("LABEL", "GROUP"):
+            self._kw("BY")
+            group_by = self._pipe_column()
+            self._kw("YIELD")
+            return Statement("GROUP BY", group_by=group_by, yields=self._yields(("$-", "count(*)")))
+        if self._accept("LABEL", "YIELD"):
+            return Statement("YIELD", yields=self._yields(("count(*)",)))
+        if self._accept("LABEL", "ORDER"):
+            self._kw("BY")
+            return Statement("ORDER BY", order_by=self._comma_list(self._order))
+        if self._accept("LABEL", "LIMIT"):
+            return Statement("LIMIT", limit=int(str(self._take("INT"))))
+        raise self._fail("a pipe stage")
+
+    def _order(self) -> tuple[str, bool]:
+        column = self._pipe_column()
+        if self._accept("LABEL", "DESC"):
+            return column, True
+        self._accept("LABEL", "ASC")
+        return column, False
+
+    def _kind(self) -> str:
+        kind = self._label().upper()
+        if kind not in ("TAG", "EDGE"):
+            raise NgqlSyntaxError(f"{kind} is not TAG or EDGE")
+        return kind
+
+    def _show(self) -> Statement:
+        kind = self._kind()
+        self._kw("INDEXES")
+        return Statement("SHOW INDEXES", kind=kind)
+
+    def _rebuild(self) -> Statement:
+        kind = self._kind()
+        self._kw("INDEX")
+        return Statement("REBUILD INDEX", kind=kind, name=self._label())
+
+    def _index(self, kind: str) -> Statement:
+        flag, name = self._if_not_exists(), self._label()
+        self._kw("ON")
+        statement = Statement("CREATE INDEX", kind=kind, name=name, flag=flag)
+        statement.schema = self._label()
+        self._take("PUNCT", "(")
+        prop = self._label()
+        self._take("PUNCT", "(")
+        statement.props = [(prop, str(self._take("INT")))]
+        for closing in ")", ")":
+            self._take("PUNCT", closing)
+        return statement
+
+    def _lookup(self) -> Statement:
+        self._kw("ON")
+        statement = Statement("LOOKUP", name=self._label())
+        self._kw("WHERE")
+        if self._label() != statement.name:
+            raise NgqlSyntaxError("LOOKUP ... WHERE must name the looked-up schema")
+        self._take("PUNCT", ".")
+        prop = self._label()
+        self._take("PUNCT", "==")
+        statement.condition = (prop, str(self._take("STRING")))
+        self._kw("YIELD")
+        allowed = ("id(vertex)", "properties(vertex)", "src(edge)", "dst(edge)")
+        statement.yields = self._yields(allowed)
+        return statement
 
     def _use(self) -> Statement:
         return Statement("USE", name=self._label())
@@ -243,6 +232,8 @@ class Parser:
         kind = "TAG" if self._accept("LABEL", "TAG") else "EDGE"
         if kind == "EDGE":
             self._kw("EDGE")
+        if self._accept("LABEL", "INDEX"):
+            return self._index(kind)
         flag, name = self._if_not_exists(), self._label()
         self._take("PUNCT", "(")
         props = self._comma_list(self._column)
@@ -344,18 +335,26 @@ class Parser:
 
     def _go(self) -> Statement:
         self._kw("FROM")
-        statement = Statement("GO", vids=self._comma_list(self._vid))
+        statement = Statement("GO")
+        if self._is("VAR", "-"):
+            statement.source = self._pipe_column()
+        else:
+            statement.vids = self._comma_list(self._vid)
         self._kw("OVER")
         statement.name = self._label()
         statement.flag = self._accept("LABEL", "BIDIRECT")
+        if self._accept("LABEL", "WHERE"):
+            for kind, value in (("LABEL", "DST"), ("PUNCT", "("), ("LABEL", "EDGE")):
+                self._take(kind, value)
+            self._take("PUNCT", ")")
+            self._kw("IN")
+            self._take("PUNCT", "[")
+            statement.targets = self._comma_list(self._vid)
+            self._take("PUNCT", "]")
         self._kw("YIELD")
         statement.distinct = self._accept("LABEL", "DISTINCT")
-        statement.yields = self._yields(("edge", "id($^)", "src(edge)", "dst(edge)"))
-        if self._accept("PUNCT", "|"):
-            self._kw("GROUP", "BY")
-            statement.group_by = self._pipe_column()
-            self._kw("YIELD")
-            statement.group_yields = self._yields(("$-", "count(*)"))
+        allowed = ("edge", "id($^)", "src(edge)", "dst(edge)", "$-")
+        statement.yields = self._yields(allowed)
         return statement
 
     def _pipe_column(self) -> str:
@@ -368,8 +367,7 @@ class Parser:
             return f"$-.{self._pipe_column()}"
         name = self._label().lower()
         if self._accept("PUNCT", "("):
-            if name == "id":
-                self._take("VAR", "^")
+            if name == "id" and self._accept("VAR", "^"):
                 argument = "$^"
             elif name == "count":
                 self._take("PUNCT", "*")
@@ -380,6 +378,9 @@ class Parser:
             name = f"{name}({argument})"
         if name not in allowed:
             raise NgqlSyntaxError(f"YIELD {name} is not supported here (allowed: {allowed})")
+        if name == "properties(vertex)":
+            self._take("PUNCT", ".")
+            name = f"{name}.{self._label()}"
         return name
 
     def _yields(self, allowed: tuple[str, ...]) -> list[tuple[str, str]]:

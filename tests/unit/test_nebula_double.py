@@ -6,8 +6,14 @@ from __future__ import annotations
 import pytest
 from nebula3.common.ttypes import ErrorCode
 
+from ragstream.common.models import GraphNode
 from ragstream.common.storage.nebula import builder
-from ragstream.common.storage.nebula.schema import create_edge, create_space, create_tag
+from ragstream.common.storage.nebula.schema import (
+    create_edge,
+    create_index,
+    create_space,
+    create_tag,
+)
 from tests.support.nebula_double import DoubleClient, NebulaDouble
 
 V1, V2 = "a" * 32, "b" * 32
@@ -64,3 +70,22 @@ def test_writes_are_checked_against_the_schema(session: DoubleClient) -> None:
 def test_creating_what_exists_needs_if_not_exists(session: DoubleClient) -> None:
     assert _code(session, "CREATE SPACE sp(vid_type = FIXED_STRING(32))") == ErrorCode.E_EXISTED
     assert session.execute(create_space("sp")).is_succeeded()
+
+
+def test_lookup_needs_an_index_and_misses_what_predates_it(session: DoubleClient) -> None:
+    [insert] = builder.insert_nodes("ws", [GraphNode("a", "A", "t", "d")])
+    assert session.execute(f"USE sp; {insert}").is_succeeded()
+    lookup = f"USE sp; {builder.count_nodes('ws')}"
+    assert _code(session, lookup) == ErrorCode.E_SEMANTIC_ERROR  # no index yet
+    index = create_index("TAG", "by_ws", "entity")
+    assert session.execute(f"USE sp; {index}").is_succeeded()
+    assert session.execute(lookup).column_values("n")[0].as_int() == 0
+    assert session.execute("USE sp; REBUILD TAG INDEX by_ws").is_succeeded()
+    assert session.execute(lookup).column_values("n")[0].as_int() == 1
+    for statement in (
+        'LOOKUP ON entity WHERE relation.workspace == "ws" YIELD id(vertex) AS vid',
+        'LOOKUP ON entity WHERE entity.workspace == "ws" YIELD edge AS e',
+        'LOOKUP ON entity WHERE entity.workspace == "ws" YIELD id(vertex) AS v | LIMIT',
+        f'GO FROM "{V1}" OVER relation WHERE dst(edge) IN ["{V2}" YIELD edge AS e',
+    ):
+        assert _code(session, f"USE sp; {statement}") == ErrorCode.E_SYNTAX_ERROR, statement

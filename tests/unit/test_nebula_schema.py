@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from nebula3.common.ttypes import ErrorCode
 
+from ragstream.common.models import GraphNode
+from ragstream.common.storage.nebula import builder
 from ragstream.common.storage.nebula.executor import Runner
 from ragstream.common.storage.nebula.schema import (
     EDGE_PROPS,
@@ -77,3 +79,27 @@ def test_schema_differences_name_each_problem() -> None:
 def test_ddl_declares_every_property_not_null() -> None:
     assert create_tag().startswith("CREATE TAG IF NOT EXISTS entity(workspace string NOT NULL")
     assert "weight double NOT NULL" in create_edge()
+
+
+async def test_indexes_on_workspace_are_created_waited_for_and_rebuilt_once() -> None:
+    double = NebulaDouble(lag=2)
+    run = runner(double)
+    # A space from before the indexes existed, already holding a vertex.
+    await ensure_schema(run, "sp", poll_s=0.0)
+    double.spaces["sp"].indexes.clear()
+    double.statements.clear()
+    [insert] = builder.insert_nodes("ws", [GraphNode("a", "A", "t", "d")])
+    await run.run(f"USE sp; {insert}")
+    await ensure_schema(run, "sp", poll_s=0.0)
+    assert set(double.spaces["sp"].indexes) == {"entity_by_workspace", "relation_by_workspace"}
+    rebuilt = [s for s in double.statements if "REBUILD" in s]
+    assert rebuilt == [
+        "USE sp; REBUILD TAG INDEX entity_by_workspace",
+        "USE sp; REBUILD EDGE INDEX relation_by_workspace",
+    ]
+    counted = await run.run(f"USE sp; {builder.count_nodes('ws')}")
+    assert counted.column_values("n")[0].as_int() == 1  # the old vertex is indexed
+    # Indexes in place: a restart neither creates nor rebuilds anything.
+    double.statements.clear()
+    await ensure_schema(run, "sp", poll_s=0.0)
+    assert not [s for s in double.statements if "INDEX " in s and "SHOW" not in s]

@@ -205,6 +205,17 @@ class GraphEdge:
         return relation_key(self.source, self.target)
 
 
+@dataclass(frozen=True, slots=True)
+class GraphStats:
+    """The size of one workspace's graph, and its best-connected nodes."""
+
+    nodes: int
+    edges: int
+    top: tuple[tuple[str, int], ...] = ()
+    """(node key, degree) of the nodes with the most edges, most first, ties by key; only
+    nodes that exist and have at least one edge."""
+
+
 RELATION_KEY_MARK = "\u241e"
 """Joins the two entity keys of a relation key; no normalized entity name contains it."""
 

@@ -17,6 +17,7 @@ from ragstream.common.models import (
     DocumentRecord,
     GraphEdge,
     GraphNode,
+    GraphStats,
     Hit,
     Mention,
     SearchFilter,
@@ -139,6 +140,16 @@ class GraphStore(Protocol):
 
     async def degrees(self, workspace: str, keys: Sequence[str]) -> dict[str, int]:
         """Number of edges touching each key (0 for unknown keys), in one round trip."""
+        ...
+
+    async def edges_among(self, workspace: str, keys: Sequence[str]) -> list[GraphEdge]:
+        """Every edge whose two endpoints are both among `keys` (a self-loop too), each
+        once, sorted by (source, target); one round trip however many keys."""
+        ...
+
+    async def stats(self, workspace: str, top: int) -> GraphStats:
+        """How many nodes and edges the workspace holds, and its `top` nodes by degree.
+        Reads the whole workspace's graph (an index scan, not a lookup by key)."""
         ...
 
     async def close(self) -> None:

@@ -138,3 +138,42 @@ def degrees(workspace: str, keys: Sequence[str]) -> list[str]:
         " | GROUP BY $-.vid YIELD $-.vid AS vid, count(*) AS degree",
         max_items=MAX_KEYS,
     )
+
+
+def edges_among(workspace: str, keys: Sequence[str]) -> list[str]:
+    """Every edge with both ends among the keys, once: from each key, its out-edges (the
+    stored direction, smaller key to larger) that end at one of the keys."""
+    vids = _vids(workspace, keys)
+    tail = f" OVER {EDGE} WHERE dst(edge) IN [{', '.join(vids)}] YIELD edge AS e"
+    return pack("GO FROM ", vids, tail, max_items=MAX_KEYS)
+
+
+# -- workspace scans (through the indexes on `workspace`, see schema.INDEXES) --------------
+
+
+def _lookup(schema: str, workspace: str, yields: str) -> str:
+    return f"LOOKUP ON {schema} WHERE {schema}.workspace == {quote(workspace)} YIELD {yields}"
+
+
+def count_nodes(workspace: str) -> str:
+    """One row, column n: the workspace's vertices."""
+    return f"{_lookup(TAG, workspace, 'id(vertex) AS vid')} | YIELD count(*) AS n"
+
+
+def count_edges(workspace: str) -> str:
+    """One row, column n: the workspace's edges."""
+    return f"{_lookup(EDGE, workspace, 'src(edge) AS s')} | YIELD count(*) AS n"
+
+
+def top_by_degree(workspace: str, top: int) -> str:
+    """(entity_key, degree) rows of the `top` vertices with the most edges, ties by key.
+
+    Each vertex's edges are counted as in `degrees` (DISTINCT: a self-loop once); vertices
+    without edges give no row."""
+    vertices = _lookup(TAG, workspace, "id(vertex) AS vid, properties(vertex).entity_key AS k")
+    return (
+        f"{vertices} | GO FROM $-.vid OVER {EDGE} BIDIRECT"
+        " YIELD DISTINCT $-.k AS entity_key, src(edge) AS s, dst(edge) AS d"
+        " | GROUP BY $-.entity_key YIELD $-.entity_key AS entity_key, count(*) AS degree"
+        f" | ORDER BY $-.degree DESC, $-.entity_key | LIMIT {int(top)}"
+    )

@@ -142,3 +142,25 @@ def degrees(results: Iterable[ResultSet], keys_by_vid: Mapping[str, str]) -> dic
                 raise DecodeError(f"the degree result names a VID that was not asked for: {vid}")
             counts[keys_by_vid[vid]] = count
     return counts
+
+
+def count(result: ResultSet) -> int:
+    """The `n` of a one-row count result."""
+    values = _column(result, "n")
+    if len(values) != 1:
+        raise DecodeError(f"expected one count row, got {len(values)}")
+    try:
+        return int(values[0].as_int())
+    except InvalidValueTypeException as exc:
+        raise DecodeError(f"the count is not an integer: {exc}") from exc
+
+
+def ranked(result: ResultSet) -> tuple[tuple[str, int], ...]:
+    """(entity_key, degree) rows, in the result's order."""
+    rows = []
+    for key, degree in zip(_column(result, "entity_key"), _column(result, "degree"), strict=True):
+        try:
+            rows.append((str(key.as_string()), int(degree.as_int())))
+        except InvalidValueTypeException as exc:
+            raise DecodeError(f"expected (string key, int degree) rows: {exc}") from exc
+    return tuple(rows)

@@ -8,6 +8,9 @@ One space holds every workspace (see the README's NebulaGraph section for why):
     edge   relation (workspace, src_key, dst_key, keywords, description, source_ids,
                      doc_ids: string NOT NULL; weight: double NOT NULL)
 
+    index  entity_by_workspace    ON entity(workspace(64))
+    index  relation_by_workspace  ON relation(workspace(64))
+
 A VID is the 32-hex-digit hash of (workspace, entity key); the readable key and name are
 properties. A relation is one edge, rank 0, from the VID of its smaller entity key to the
 VID of the larger one, so each unordered pair has exactly one edge. source_ids and doc_ids
@@ -17,6 +20,11 @@ NebulaGraph applies schema changes asynchronously: a new space or tag becomes us
 after the services' next heartbeat (seconds). `ensure_schema` therefore creates what is
 missing, then polls until the space and both schemas answer, and finally checks that an
 existing schema matches this one, so a mismatch is a clear startup error.
+
+The two indexes serve the only reads that scan a workspace rather than look up VIDs (graph
+statistics). An index misses what was written before it existed, so an index ragstream
+creates in a space that may already hold a graph is rebuilt once (REBUILD ... INDEX, a job
+that runs in the background: statistics of an upgraded space are complete when it ends).
 """
 
 from __future__ import annotations
@@ -56,6 +64,14 @@ EDGE_PROPS: Mapping[str, str] = {
     "doc_ids": "string",
 }
 
+WORKSPACE_CHARS = 64
+"""The longest workspace name (config.WORKSPACE_PATTERN): the indexes' prefix length."""
+INDEXES: tuple[tuple[str, str, str], ...] = (
+    ("TAG", "entity_by_workspace", TAG),
+    ("EDGE", "relation_by_workspace", EDGE),
+)
+"""(kind, index name, tag or edge type) of the single-property indexes on `workspace`."""
+
 PROBE_VID = "0" * VID_LENGTH
 """A VID no key hashes to in practice; reading it only proves the schema is visible."""
 
@@ -80,6 +96,16 @@ def create_tag() -> str:
 
 def create_edge() -> str:
     return f"CREATE EDGE IF NOT EXISTS {EDGE}({_columns(EDGE_PROPS)})"
+
+
+def create_index(kind: str, name: str, schema: str) -> str:
+    return f"CREATE {kind} INDEX IF NOT EXISTS {name} ON {schema}(workspace({WORKSPACE_CHARS}))"
+
+
+def index_probe(kind: str, schema: str) -> str:
+    """A LOOKUP that succeeds once the index on `schema` is usable."""
+    yields = "src(edge) AS s" if kind == "EDGE" else "id(vertex) AS vid"
+    return f'LOOKUP ON {schema} WHERE {schema}.workspace == "" YIELD {yields}'
 
 
 def probes(space: str) -> tuple[str, str]:
@@ -172,3 +198,18 @@ async def ensure_schema(
     for probe, what in zip(probes(space), (f"tag {TAG}", f"edge {EDGE}"), strict=True):
         await _wait_until_ok(runner, probe, f"{what} in space {space}", deadline, poll_s)
     await _check(runner, space)
+    for kind, name, schema in INDEXES:
+        await _ensure_index(runner, space, (kind, name, schema), deadline, poll_s)
+
+
+async def _ensure_index(
+    runner: Runner, space: str, index: tuple[str, str, str], deadline: float, poll_s: float
+) -> None:
+    kind, name, schema = index
+    rows = await _describe(runner, f"USE {space}; SHOW {kind} INDEXES")
+    if any(row.get("Index Name") == name for row in rows):
+        return
+    await runner.run(f"USE {space}; {create_index(kind, name, schema)}")
+    probe = f"USE {space}; {index_probe(kind, schema)}"
+    await _wait_until_ok(runner, probe, f"index {name} in space {space}", deadline, poll_s)
+    await runner.run(f"USE {space}; REBUILD {kind} INDEX {name}")

@@ -16,7 +16,7 @@ from typing import Self
 from nebula3.data.ResultSet import ResultSet
 
 from ragstream.common.config import NebulaConfig
-from ragstream.common.models import GraphEdge, GraphNode
+from ragstream.common.models import GraphEdge, GraphNode, GraphStats
 from ragstream.common.storage.nebula import builder, decoder
 from ragstream.common.storage.nebula.executor import Connector, Nebula3Connector, Runner
 from ragstream.common.storage.nebula.literals import vid
@@ -108,3 +108,15 @@ class NebulaGraphStore:
     async def degrees(self, workspace: str, keys: Sequence[str]) -> dict[str, int]:
         keys_by_vid = {vid(workspace, key): key for key in keys}
         return decoder.degrees(await self._run(builder.degrees(workspace, keys)), keys_by_vid)
+
+    async def edges_among(self, workspace: str, keys: Sequence[str]) -> list[GraphEdge]:
+        found = decoder.edges(await self._run(builder.edges_among(workspace, keys)), workspace)
+        return [found[pair] for pair in sorted(found)]
+
+    async def stats(self, workspace: str, top: int) -> GraphStats:
+        statements = [builder.count_nodes(workspace), builder.count_edges(workspace)]
+        if top > 0:
+            statements.append(builder.top_by_degree(workspace, top))
+        nodes, edges, *ranked = await self._run(statements)
+        top_nodes = decoder.ranked(ranked[0]) if ranked else ()
+        return GraphStats(decoder.count(nodes), decoder.count(edges), top_nodes)

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ragstream.common.models import GraphEdge, GraphNode
+from ragstream.common.models import GraphEdge, GraphNode, GraphStats
 from ragstream.common.storage.sqlite.db import Database, Migration
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -63,6 +63,28 @@ def _degrees(count: int) -> str:
         f"WHERE workspace = ?1 AND source IN ({keys}) UNION SELECT target, source "
         f"FROM graph_edges WHERE workspace = ?1 AND target IN ({keys})) GROUP BY k"
     )
+
+
+def _edges_among(first: int, second: int) -> str:
+    """Edges from one batch of keys (?2..) to another (after it); the same batch twice
+    finds every edge among one batch. `+target` keeps the planner from probing the primary
+    key with every (source, target) combination: it range-scans each source's edges and
+    tests the target against the list."""
+    sources = _keys_sql(first)
+    targets = ", ".join(f"?{i}" for i in range(first + 2, first + second + 2))
+    return (
+        f"SELECT {_EDGE_COLUMNS} FROM graph_edges WHERE workspace = ?1 "
+        f"AND source IN ({sources}) AND +target IN ({targets})"
+    )
+
+
+_TOP_BY_DEGREE = (
+    # As in _degrees: one row per (node, other end), so a self-loop counts once.
+    "SELECT n.key, count(*) AS degree FROM graph_nodes AS n JOIN (SELECT source AS k, "
+    "target AS o FROM graph_edges WHERE workspace = ?1 UNION SELECT target, source "
+    "FROM graph_edges WHERE workspace = ?1) AS e ON e.k = n.key WHERE n.workspace = ?1 "
+    "GROUP BY n.key ORDER BY degree DESC, n.key LIMIT ?2"
+)
 
 
 def _batches(keys: Sequence[str]) -> list[list[str]]:
@@ -267,3 +289,32 @@ class SqliteGraphStore:
         result = dict.fromkeys(keys, 0)
         result.update(await self._db.read(read) if batches else [])
         return result
+
+    async def edges_among(self, workspace: str, keys: Sequence[str]) -> list[GraphEdge]:
+        # Half a batch per side: both sides' keys are bound in one statement.
+        unique = list(dict.fromkeys(keys))
+        half = MAX_BATCH // 2
+        batches = [unique[i : i + half] for i in range(0, len(unique), half)]
+
+        def read(conn: sqlite3.Connection) -> dict[tuple[str, str], GraphEdge]:
+            found: dict[tuple[str, str], GraphEdge] = {}
+            for sources in batches:
+                for targets in batches:
+                    sql = _edges_among(len(sources), len(targets))
+                    rows = conn.execute(sql, (workspace, *sources, *targets))
+                    found.update(((row[0], row[1]), _edge(row)) for row in rows)
+            return found
+
+        found = await self._db.read(read) if batches else {}
+        return [found[pair] for pair in sorted(found)]
+
+    async def stats(self, workspace: str, top: int) -> GraphStats:
+        def read(conn: sqlite3.Connection) -> GraphStats:
+            count = "SELECT count(*) FROM graph_{} WHERE workspace = ?"
+            [nodes] = conn.execute(count.format("nodes"), (workspace,)).fetchone()
+            [edges] = conn.execute(count.format("edges"), (workspace,)).fetchone()
+            rows = conn.execute(_TOP_BY_DEGREE, (workspace, top)) if top > 0 else []
+            ranked = tuple((str(key), int(degree)) for key, degree in rows)
+            return GraphStats(int(nodes), int(edges), ranked)
+
+        return await self._db.read(read)
