@@ -1,4 +1,4 @@
-"""The Gate interceptor on a real grpc.aio server, with a servicer that records its calls."""
+"""The gate's gRPC interceptor on a real grpc.aio server, with a servicer that records its calls."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 from ragstream.query.transport.admission import Admission
 from ragstream.query.transport.convert import deadline_of
-from ragstream.query.transport.interceptors import QUERIES, Gate
+from ragstream.query.transport.interceptors import QUERIES, Gate, GrpcGate
 from ragstream.query.transport.validation import Limits
 from ragstream.v1 import query_pb2, query_pb2_grpc
 
@@ -38,7 +38,7 @@ class Recorder(query_pb2_grpc.QueryServiceServicer):
 async def stub() -> AsyncIterator[tuple[query_pb2_grpc.QueryServiceAsyncStub, Recorder]]:
     recorder = Recorder()  # type: ignore[abstract]  # only Retrieve is exercised
     gate = Gate(Limits(max_document_bytes=10), "default", None, {QUERIES: Admission(QUERIES, 1, 0)})
-    server = grpc.aio.server(interceptors=[gate])
+    server = grpc.aio.server(interceptors=[GrpcGate(gate)])
     query_pb2_grpc.add_QueryServiceServicer_to_server(recorder, server)
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()

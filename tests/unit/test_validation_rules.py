@@ -9,12 +9,13 @@ from ragstream.query.transport import validation
 from ragstream.query.transport.convert import decode_page_token, encode_page_token
 from ragstream.query.transport.interceptors import FAMILIES
 from ragstream.query.transport.validation import RULES, Limits, Violation, validate, walks_into
-from ragstream.v1 import common_pb2, ingest_pb2, query_pb2
+from ragstream.v1 import common_pb2, graph_pb2, ingest_pb2, query_pb2
 
 LIMITS = Limits(max_document_bytes=100)
 SERVICES = [
     query_pb2.DESCRIPTOR.services_by_name["QueryService"],
     ingest_pb2.DESCRIPTOR.services_by_name["IngestService"],
+    graph_pb2.DESCRIPTOR.services_by_name["GraphService"],
 ]
 
 
@@ -34,7 +35,7 @@ def request_messages() -> set[str]:
 
 
 def message_descriptor(name: str) -> Descriptor:
-    for module in (query_pb2, ingest_pb2, common_pb2):
+    for module in (query_pb2, ingest_pb2, common_pb2, graph_pb2):
         for message in module.DESCRIPTOR.message_types_by_name.values():
             if message.full_name == name:
                 found: Descriptor = message
@@ -183,3 +184,15 @@ def test_page_tokens_round_trip_and_strangers_are_refused() -> None:
             v.field for v in validate(ingest_pb2.ListDocumentsRequest(page_token=token), LIMITS)
         ]
         assert fields == ["page_token"]
+
+
+def test_graph_requests_bound_names_depth_and_sizes() -> None:
+    bad = graph_pb2.GetNeighbourhoodRequest(name=" ", depth=3, max_nodes=501)
+    assert [v.field for v in validate(bad, LIMITS)] == ["name", "depth", "max_nodes"]
+    good = graph_pb2.GetNeighbourhoodRequest(workspace="demo", name="Tern S3", depth=2)
+    assert validate(good, LIMITS) == []
+    one_end = graph_pb2.GetRelationRequest(source="Tern S3")
+    assert [v.field for v in validate(one_end, LIMITS)] == ["target"]
+    too_many = graph_pb2.SearchEntitiesRequest(query="Tern", limit=101)
+    assert [v.field for v in validate(too_many, LIMITS)] == ["limit"]
+    assert [v.field for v in validate(graph_pb2.GetGraphStatsRequest(top=-1), LIMITS)] == ["top"]

@@ -92,6 +92,12 @@ def serve(
             "that cannot speak TLS).",
         ),
     ] = None,
+    http_listen: Annotated[
+        str | None,
+        typer.Option(
+            "--http-listen", help="host:port of the HTTP/JSON API and web console (off if unset)."
+        ),
+    ] = None,
     config: ConfigOpt = None,
 ) -> None:
     """Run the gRPC server, and the indexer on the embedded event log."""
@@ -101,8 +107,12 @@ def serve(
     _listen("--listen" if listen else "server.listen", listen or settings.server.listen)
     if health_listen:
         _listen("--health-listen", health_listen)
+    http = http_listen or settings.server.http_listen
+    if http is not None:
+        _listen("--http-listen" if http_listen else "server.http_listen", http)
     with _reported():
-        asyncio.run(run(settings, listen or settings.server.listen, not no_indexer, health_listen))
+        address = listen or settings.server.listen
+        asyncio.run(run(settings, address, not no_indexer, health_listen, http_listen))
 
 
 @app.command()

@@ -53,12 +53,18 @@ class ServerConfig(Section):
     """PublishDocuments and DeleteDocuments calls served at once; more wait in the queue."""
     max_queued_publishes: int = Field(64, ge=0)
     """Publish and delete calls allowed to wait; beyond that RESOURCE_EXHAUSTED."""
+    http_listen: str | None = None
+    """host:port (or [ipv6]:port) of the HTTP/JSON API and web console; unset: no HTTP port."""
+    http_cors_origins: tuple[str, ...] = ()
+    """Origins (e.g. https://app.example.com, or "*") whose pages may call the HTTP API from
+    a browser; empty: no CORS headers, so only same-origin pages (the console) can."""
 
-    @field_validator("listen")
+    @field_validator("listen", "http_listen")
     @classmethod
-    def _listenable(cls, listen: str) -> str:
+    def _listenable(cls, listen: str | None) -> str | None:
         try:
-            parse_listen(listen)
+            if listen is not None:
+                parse_listen(listen)
         except ListenError as exc:
             raise ValueError(str(exc)) from None
         return listen

@@ -22,6 +22,7 @@ import ipaddress
 import json
 import logging
 import re
+import ssl
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -176,6 +177,20 @@ def server_credentials(cfg: AuthConfig) -> grpc.ServerCredentials | None:
     return grpc.ssl_server_credentials(
         [(key, cert)], root_certificates=ca, require_client_auth=ca is not None
     )
+
+
+def server_ssl_context(cfg: AuthConfig) -> ssl.SSLContext | None:
+    """The same TLS (and mTLS) for the HTTP port as `server_credentials` gives gRPC."""
+    if cfg.tls_cert is None or cfg.tls_key is None:
+        return None
+    for path, setting in ((cfg.tls_cert, "tls_cert"), (cfg.tls_key, "tls_key")):
+        _read(path, setting)  # a missing file stops startup with the setting's name
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cfg.tls_cert, cfg.tls_key)
+    if cfg.client_ca is not None:
+        context.load_verify_locations(cadata=_read(cfg.client_ca, "client_ca").decode())
+        context.verify_mode = ssl.CERT_REQUIRED
+    return context
 
 
 def _read(path: Path, setting: str) -> bytes:

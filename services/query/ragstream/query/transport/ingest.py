@@ -2,16 +2,13 @@
 
 Publishing returns once the events are durable on the bus; the indexer applies them
 asynchronously, and GetDocumentStatus shows how far it got. Requests arrive validated (the
-server's Gate interceptor runs `validation` first), so the handlers only convert.
+gate of either transport runs `validation` first), so the handlers only convert.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
-
-import grpc
 
 from ragstream.common.bus.progress import Progress
 from ragstream.common.bus.protocols import Publisher
@@ -19,9 +16,9 @@ from ragstream.common.bus.spans import producer_span
 from ragstream.common.events import DocumentChange, encode
 from ragstream.common.storage.protocols import DocumentStore
 from ragstream.query.transport import convert
+from ragstream.query.transport.gate import CallContext
 from ragstream.v1 import ingest_pb2, ingest_pb2_grpc
 
-Context = grpc.aio.ServicerContext[Any, Any]
 DEFAULT_PAGE_SIZE = 100
 
 
@@ -60,13 +57,13 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
         self._workspace = workspace
 
     async def PublishDocuments(
-        self, request: ingest_pb2.PublishDocumentsRequest, context: Context
+        self, request: ingest_pb2.PublishDocumentsRequest, context: CallContext
     ) -> ingest_pb2.PublishDocumentsResponse:
         workspace = convert.workspace_of(request.workspace, self._workspace)
         return await self._publish(_changes(request, workspace))
 
     async def DeleteDocuments(
-        self, request: ingest_pb2.DeleteDocumentsRequest, context: Context
+        self, request: ingest_pb2.DeleteDocumentsRequest, context: CallContext
     ) -> ingest_pb2.DeleteDocumentsResponse:
         workspace = convert.workspace_of(request.workspace, self._workspace)
         changes = [DocumentChange(workspace, d, time.time_ns(), True) for d in request.doc_ids]
@@ -74,7 +71,7 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
         return ingest_pb2.DeleteDocumentsResponse(results=published.results)
 
     async def GetDocumentStatus(
-        self, request: ingest_pb2.GetDocumentStatusRequest, context: Context
+        self, request: ingest_pb2.GetDocumentStatusRequest, context: CallContext
     ) -> ingest_pb2.GetDocumentStatusResponse:
         workspace = convert.workspace_of(request.workspace, self._workspace)
         records = await self._docs.get_many(workspace, list(request.doc_ids))
@@ -83,7 +80,7 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
         )
 
     async def ListDocuments(
-        self, request: ingest_pb2.ListDocumentsRequest, context: Context
+        self, request: ingest_pb2.ListDocumentsRequest, context: CallContext
     ) -> ingest_pb2.ListDocumentsResponse:
         workspace = convert.workspace_of(request.workspace, self._workspace)
         size = request.page_size or DEFAULT_PAGE_SIZE
@@ -96,7 +93,7 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
         )
 
     async def GetIndexingProgress(
-        self, request: ingest_pb2.GetIndexingProgressRequest, context: Context
+        self, request: ingest_pb2.GetIndexingProgressRequest, context: CallContext
     ) -> ingest_pb2.GetIndexingProgressResponse:
         # An empty workspace is every workspace here (the gate let only a "*" token through).
         progress = await self._progress(request.workspace or None)

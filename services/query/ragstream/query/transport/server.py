@@ -1,5 +1,5 @@
-"""The gRPC server: QueryService, IngestService, grpc.health.v1 and server reflection (v1 and
-v1alpha)."""
+"""The gRPC server: QueryService, IngestService, GraphService, grpc.health.v1 and server
+reflection (v1 and v1alpha)."""
 
 from __future__ import annotations
 
@@ -13,15 +13,24 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from ragstream.common.listen import SERVER_OPTIONS, bind
 from ragstream.query.transport import reflection
+from ragstream.query.transport.graph import GraphServicer
 from ragstream.query.transport.ingest import IngestServicer
 from ragstream.query.transport.service import QueryServicer
 from ragstream.query.transport.tracing import TracingInterceptor
-from ragstream.v1 import ingest_pb2, ingest_pb2_grpc, query_pb2, query_pb2_grpc
+from ragstream.v1 import (
+    graph_pb2,
+    graph_pb2_grpc,
+    ingest_pb2,
+    ingest_pb2_grpc,
+    query_pb2,
+    query_pb2_grpc,
+)
 
 log = logging.getLogger(__name__)
 SERVICE_NAMES = (
     query_pb2.DESCRIPTOR.services_by_name["QueryService"].full_name,
     ingest_pb2.DESCRIPTOR.services_by_name["IngestService"].full_name,
+    graph_pb2.DESCRIPTOR.services_by_name["GraphService"].full_name,
 )
 
 
@@ -34,6 +43,7 @@ class GrpcServer:
         query: QueryServicer | None,
         ingest: IngestServicer | None,
         max_message_mb: int = 16,
+        graph: GraphServicer | None = None,
         interceptors: Sequence[grpc.aio.ServerInterceptor[Any, Any]] = (),
         credentials: grpc.ServerCredentials | None = None,
     ) -> None:
@@ -54,6 +64,9 @@ class GrpcServer:
         if ingest is not None:
             ingest_pb2_grpc.add_IngestServiceServicer_to_server(ingest, self._server)
             names.append(SERVICE_NAMES[1])
+        if graph is not None:
+            graph_pb2_grpc.add_GraphServiceServicer_to_server(graph, self._server)
+            names.append(SERVICE_NAMES[2])
         health_pb2_grpc.add_HealthServicer_to_server(self._health, self._server)
         reflection.enable(names, self._server)
         self._names = [n for n in names if n.startswith("ragstream.")]

@@ -1,11 +1,10 @@
-"""gRPC QueryService: converts proto to domain, calls the engine, converts back."""
+"""QueryService (gRPC and HTTP/JSON): converts proto to domain, calls the engine, converts
+back."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
 
-import grpc
 from opentelemetry import trace
 
 from ragstream.common.config import QueryDefaults
@@ -14,10 +13,10 @@ from ragstream.common.telemetry import annotate
 from ragstream.common.timing import StageTimer
 from ragstream.query.engine import QueryEngine
 from ragstream.query.transport import convert
+from ragstream.query.transport.gate import CallContext
 from ragstream.query.types import QueryInput, Retrieval
 from ragstream.v1 import query_pb2, query_pb2_grpc
 
-Context = grpc.aio.ServicerContext[Any, Any]
 AnyRequest = query_pb2.QueryRequest | query_pb2.StreamQueryRequest | query_pb2.RetrieveRequest
 
 
@@ -28,7 +27,7 @@ class QueryServicer(query_pb2_grpc.QueryServiceServicer):
         self._workspace = workspace
 
     async def Query(
-        self, request: query_pb2.QueryRequest, context: Context
+        self, request: query_pb2.QueryRequest, context: CallContext
     ) -> query_pb2.QueryResponse:
         q = await self._input(request, context)
         timer = StageTimer()
@@ -50,7 +49,7 @@ class QueryServicer(query_pb2_grpc.QueryServiceServicer):
         return response
 
     async def StreamQuery(
-        self, request: query_pb2.StreamQueryRequest, context: Context
+        self, request: query_pb2.StreamQueryRequest, context: CallContext
     ) -> AsyncIterator[query_pb2.StreamQueryResponse]:
         q = await self._input(request, context)
         timer = StageTimer()
@@ -63,7 +62,7 @@ class QueryServicer(query_pb2_grpc.QueryServiceServicer):
         yield query_pb2.StreamQueryResponse(end=end)
 
     async def Retrieve(
-        self, request: query_pb2.RetrieveRequest, context: Context
+        self, request: query_pb2.RetrieveRequest, context: CallContext
     ) -> query_pb2.RetrieveResponse:
         q = await self._input(request, context)
         timer = StageTimer()
@@ -71,8 +70,8 @@ class QueryServicer(query_pb2_grpc.QueryServiceServicer):
         _record(q, "Retrieve", timer)
         return self._retrieve_response(q, retrieval, timer)
 
-    async def _input(self, request: AnyRequest, context: Context) -> QueryInput:
-        # Already validated: the server's Gate interceptor ran `validation` on the request.
+    async def _input(self, request: AnyRequest, context: CallContext) -> QueryInput:
+        # Already validated: the gate (gRPC interceptor or HTTP route) ran `validation` first.
         q = convert.query_input(
             request.workspace,
             request.query,

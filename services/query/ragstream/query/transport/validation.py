@@ -14,21 +14,44 @@ into the wrong field, and the description travels back in the error and into log
 
 from __future__ import annotations
 
-import math
-import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import islice
 from typing import Any
 
-from google.protobuf.descriptor import EnumDescriptor
 from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from ragstream.common.config import WORKSPACE_PATTERN
 from ragstream.common.events import MAX_DOC_ID_CHARS
-from ragstream.query.transport.convert import ROLES, decode_page_token
+from ragstream.query.transport.checks import (
+    Check,
+    CrossCheck,
+    Limits,
+    Problem,
+    content_size,
+    count,
+    each,
+    finite,
+    in_range,
+    known,
+    length,
+    mapping,
+    no_control_characters,
+    non_negative,
+    not_blank,
+    one_of,
+    page_token,
+    timestamp,
+    unique_ids,
+    workspace,
+    zero_or_range,
+)
+from ragstream.query.transport.convert import ROLES
 from ragstream.v1 import common_pb2, query_pb2
+
+__all__ = ["RULES", "Limits", "Violation", "validate", "walks_into"]
+Field = Any
+"""A FieldDescriptor (the pure-Python or the upb one, whichever protobuf runs on)."""
 
 MAX_QUERY_CHARS = 8000
 MAX_TOP_K = 1000
@@ -51,21 +74,16 @@ MAX_METADATA_KEY_CHARS = 128
 MAX_METADATA_VALUE_CHARS = 1024
 MAX_FILE_PATH_CHARS = 4096
 MAX_PAGE_SIZE = 1000
-MAX_PAGE_TOKEN_CHARS = 4096
+MAX_NAME_CHARS = 1000
+"""An entity name in a GraphService request."""
+MAX_HITS = 100
+MAX_NEIGHBOURHOOD_DEPTH = 2
+MAX_NEIGHBOURHOOD_NODES = 500
+MAX_TOP_ENTITIES = 100
 MAX_VIOLATIONS = 20
 """A request with more problems reports the first ones; the rest would only add noise."""
-_TIMESTAMP_SECONDS = (-62_135_596_800, 253_402_300_799)  # 0001-01-01 .. 9999-12-31
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_WORKSPACE = re.compile(WORKSPACE_PATTERN)
 LEAF_TYPES = frozenset({Timestamp.DESCRIPTOR.full_name})
 """Well-known types checked as a whole by their field's rule, never walked into."""
-
-
-@dataclass(frozen=True, slots=True)
-class Limits:
-    """The limits that come from configuration rather than from the API."""
-
-    max_document_bytes: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,168 +91,6 @@ class Violation:
     field: str
     """Path of the field in the request, e.g. `documents[3].doc_id`."""
     description: str
-
-
-Problem = tuple[str, str]
-"""(suffix appended to the field's path, e.g. "[3]" or "", description)."""
-Check = Callable[[Any, Limits], Iterator[Problem]]
-Field = Any
-"""A FieldDescriptor (the pure-Python or the upb one, whichever protobuf runs on)."""
-CrossCheck = Callable[[Any], Iterator[Problem]]
-"""A rule across fields of one message; the suffix is the path of the field to blame."""
-
-
-def length(low: int, high: int) -> Check:
-    expected = f"{low} to {high}" if low else f"at most {high}"
-
-    def check(value: str, limits: Limits) -> Iterator[Problem]:
-        if not low <= len(value) <= high:
-            yield "", f"must have {expected} characters"
-
-    return check
-
-
-def not_blank(value: str, limits: Limits) -> Iterator[Problem]:
-    if not value.strip():
-        yield "", "must not be empty"
-
-
-def no_control_characters(value: str, limits: Limits) -> Iterator[Problem]:
-    if _CONTROL.search(value):
-        yield "", "must not contain control characters"
-
-
-def workspace(value: str, limits: Limits) -> Iterator[Problem]:
-    """Empty means the server's default workspace."""
-    if value and not _WORKSPACE.match(value):
-        yield "", "must be 1-64 letters, digits, '_' or '-', starting with a letter or digit"
-
-
-def in_range(low: float, high: float) -> Check:
-    def check(value: float, limits: Limits) -> Iterator[Problem]:
-        # Written so that NaN fails too.
-        if not low <= value <= high:
-            yield "", f"must be between {low} and {high}"
-
-    return check
-
-
-def zero_or_range(low: int, high: int) -> Check:
-    """0 takes the server default; anything else must lie in [low, high]."""
-
-    def check(value: int, limits: Limits) -> Iterator[Problem]:
-        if value != 0 and not low <= value <= high:
-            yield "", f"must be 0 (server default) or between {low} and {high}"
-
-    return check
-
-
-def non_negative(value: int, limits: Limits) -> Iterator[Problem]:
-    if value < 0:
-        yield "", "must not be negative"
-
-
-def finite(value: float, limits: Limits) -> Iterator[Problem]:
-    if not math.isfinite(value):
-        yield "", "must be a finite number"
-
-
-def known(enum: EnumDescriptor) -> Check:
-    """The value is one the proto defines (proto3 accepts unknown enum numbers on the wire)."""
-    names = ", ".join(value.name for value in enum.values)
-
-    def check(value: int, limits: Limits) -> Iterator[Problem]:
-        if value not in enum.values_by_number:
-            yield "", f"must be one of {names}"
-
-    return check
-
-
-def one_of(allowed: Iterable[str]) -> Check:
-    choices = tuple(allowed)
-    listed = ", ".join(repr(choice) for choice in choices)
-
-    def check(value: str, limits: Limits) -> Iterator[Problem]:
-        if value not in choices:
-            yield "", f"must be one of {listed}"
-
-    return check
-
-
-def count(low: int, high: int) -> Check:
-    def check(value: Sequence[Any], limits: Limits) -> Iterator[Problem]:
-        if not low <= len(value) <= high:
-            yield "", f"must have {low} to {high} entries"
-
-    return check
-
-
-def each(*checks: Check) -> Check:
-    """Applies `checks` to every element of a repeated scalar field (`[i]` in the path)."""
-
-    def check(values: Sequence[Any], limits: Limits) -> Iterator[Problem]:
-        for index, value in enumerate(values):
-            for inner in checks:
-                for suffix, description in inner(value, limits):
-                    yield f"[{index}]{suffix}", description
-
-    return check
-
-
-def mapping(max_entries: int, keys: Sequence[Check], values: Sequence[Check]) -> Check:
-    """Checks every key and value of a map field. The path names the map, never the key: a
-    key is caller data and must not be echoed."""
-
-    def check(entries: Mapping[str, str], limits: Limits) -> Iterator[Problem]:
-        if len(entries) > max_entries:
-            yield "", f"must have at most {max_entries} entries"
-            return
-        for key, value in entries.items():
-            for description in _first(keys, key, limits):
-                yield "", f"every key {description}"
-            for description in _first(values, value, limits):
-                yield "", f"every value {description}"
-
-    return check
-
-
-def _first(checks: Sequence[Check], value: Any, limits: Limits) -> Iterator[str]:
-    for check in checks:
-        for _, description in check(value, limits):
-            yield description
-            return
-
-
-def timestamp(value: Timestamp, limits: Limits) -> Iterator[Problem]:
-    low, high = _TIMESTAMP_SECONDS
-    if not (low <= value.seconds <= high and 0 <= value.nanos < 1_000_000_000):
-        yield "", "must be a valid timestamp (years 1 to 9999, nanos 0 to 999999999)"
-
-
-def content_size(value: str, limits: Limits) -> Iterator[Problem]:
-    if len(value.encode()) > limits.max_document_bytes:
-        yield "", f"must be at most {limits.max_document_bytes} bytes"
-
-
-def page_token(value: str, limits: Limits) -> Iterator[Problem]:
-    if len(value) > MAX_PAGE_TOKEN_CHARS:
-        yield "", "is not a token from ListDocuments"
-        return
-    try:
-        decode_page_token(value)
-    except ValueError:
-        yield "", "is not a token from ListDocuments"
-
-
-def unique_ids(field: str) -> CrossCheck:
-    def check(ids: Sequence[str]) -> Iterator[Problem]:
-        seen: dict[str, int] = {}
-        for index, doc_id in enumerate(ids):
-            if doc_id in seen:
-                yield f"{field}[{index}]", f"repeats {field}[{seen[doc_id]}]"
-            seen.setdefault(doc_id, index)
-
-    return check
 
 
 def _publish_unique(request: Any) -> Iterator[Problem]:
@@ -269,6 +125,7 @@ QUERY_REQUEST: dict[str, tuple[Check, ...]] = {
     "filter": (),
 }
 MAX_SUB_QUERIES = 8
+NAME = (not_blank, length(0, MAX_NAME_CHARS))
 KEYWORDS = (count(0, MAX_KEYWORDS), each(not_blank, length(0, MAX_KEYWORD_CHARS)))
 BUDGET = (in_range(0, MAX_TOKEN_BUDGET),)
 
@@ -336,6 +193,32 @@ RULES: dict[str, dict[str, tuple[Check, ...]]] = {
         "page_token": (page_token,),
     },
     "ragstream.v1.GetIndexingProgressRequest": {"workspace": WORKSPACE},
+    "ragstream.v1.SearchEntitiesRequest": {
+        "workspace": WORKSPACE,
+        "query": QUERY_REQUEST["query"],
+        "limit": (in_range(0, MAX_HITS),),
+    },
+    "ragstream.v1.GetEntityRequest": {
+        "workspace": WORKSPACE,
+        "name": NAME,
+        "include_chunks": (),
+    },
+    "ragstream.v1.GetRelationRequest": {
+        "workspace": WORKSPACE,
+        "source": NAME,
+        "target": NAME,
+        "include_chunks": (),
+    },
+    "ragstream.v1.GetNeighbourhoodRequest": {
+        "workspace": WORKSPACE,
+        "name": NAME,
+        "depth": (in_range(0, MAX_NEIGHBOURHOOD_DEPTH),),
+        "max_nodes": (in_range(0, MAX_NEIGHBOURHOOD_NODES),),
+    },
+    "ragstream.v1.GetGraphStatsRequest": {
+        "workspace": WORKSPACE,
+        "top": (in_range(0, MAX_TOP_ENTITIES),),
+    },
 }
 CROSS_RULES: dict[str, tuple[CrossCheck, ...]] = {
     "ragstream.v1.QueryParams": (_one_output,),

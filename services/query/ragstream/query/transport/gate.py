@@ -1,0 +1,141 @@
+"""The checks every QueryService, IngestService and GraphService call passes, whichever
+transport carries it (gRPC: `interceptors.GrpcGate`; HTTP/JSON: `http.routes`).
+
+In this order: authentication (bearer token -> UNAUTHENTICATED), the request rules of
+`validation` (INVALID_ARGUMENT with google.rpc.BadRequest), tenancy (the token must grant the
+request's workspace -> PERMISSION_DENIED), admission (a bounded queue per expensive family ->
+RESOURCE_EXHAUSTED with google.rpc.RetryInfo), and then the handler runs under the call's
+deadline (-> DEADLINE_EXCEEDED). Each refusal is a `rejections.Rejected`, which the transport
+turns into its own status, so both transports refuse identically.
+
+The deadline bounds the handler with `asyncio.timeout`, so the cancellation reaches every
+await below it (embedding scheduler, search, LLM stream, reranker), and the openai client
+closes its HTTP request, so the model stops generating for nobody.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from google.protobuf.message import Message
+
+from ragstream.query.transport import rejections
+from ragstream.query.transport.admission import Admission, Overloaded
+from ragstream.query.transport.auth import TokenAuthenticator, Unauthenticated
+from ragstream.query.transport.convert import workspace_of
+from ragstream.query.transport.validation import Limits, validate
+
+log = logging.getLogger(__name__)
+QUERIES = "queries"
+PUBLISHES = "publishes"
+FAMILIES: dict[str, str] = {
+    "/ragstream.v1.QueryService/Query": QUERIES,
+    "/ragstream.v1.QueryService/StreamQuery": QUERIES,
+    "/ragstream.v1.QueryService/Retrieve": QUERIES,
+    "/ragstream.v1.IngestService/PublishDocuments": PUBLISHES,
+    "/ragstream.v1.IngestService/DeleteDocuments": PUBLISHES,
+    "/ragstream.v1.GraphService/SearchEntities": QUERIES,
+    "/ragstream.v1.GraphService/GetNeighbourhood": QUERIES,
+    "/ragstream.v1.GraphService/GetGraphStats": QUERIES,
+}
+"""The expensive methods (by gRPC method path) and the admission family each belongs to;
+the rest (status, listing, progress, single entities) are cheap reads and run at once."""
+
+EMPTY_MEANS_ALL = frozenset({"ragstream.v1.GetIndexingProgressRequest"})
+"""Requests whose empty workspace means every workspace (not the default one): they need a
+token granted "*"."""
+
+Metadata = Iterable[tuple[str, Any]] | None
+
+
+class CallContext(Protocol):
+    """What a servicer reads of its call besides the request: gRPC's ServicerContext has
+    it, and `Deadline` gives it to calls of the other transport."""
+
+    def time_remaining(self) -> float | None:
+        """Seconds before the call's deadline; None without one."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Deadline:
+    """The CallContext of an HTTP call: its deadline on the time.monotonic() clock."""
+
+    at: float | None
+
+    @classmethod
+    def after(cls, seconds: float | None) -> Deadline:
+        return cls(None if seconds is None else time.monotonic() + seconds)
+
+    def time_remaining(self) -> float | None:
+        return None if self.at is None else max(0.0, self.at - time.monotonic())
+
+
+class Gate:
+    def __init__(
+        self,
+        limits: Limits,
+        default_workspace: str,
+        authenticator: TokenAuthenticator | None = None,
+        admissions: Mapping[str, Admission] | None = None,
+    ) -> None:
+        self._limits = limits
+        self._default_workspace = default_workspace
+        self._auth = authenticator
+        self._admissions = dict(admissions or {})
+
+    def screen(self, request: Message, metadata: Metadata) -> None:
+        """Authentication, request rules and tenancy; raises Rejected at the first failure.
+
+        Raises KeyError for a request type without rules (see `validation.validate`)."""
+        grant = None
+        if self._auth is not None:
+            try:
+                grant = self._auth.authenticate(metadata)
+            except Unauthenticated as exc:
+                raise rejections.unauthenticated(str(exc)) from None
+        violations = validate(request, self._limits)
+        if violations:
+            raise rejections.invalid(violations)
+        if grant is None or "workspace" not in request.DESCRIPTOR.fields_by_name:
+            return  # workspace-less calls need only a known token
+        named: str = request.workspace  # type: ignore[attr-defined]
+        if not named and request.DESCRIPTOR.full_name in EMPTY_MEANS_ALL:
+            if not grant.all_workspaces:
+                log.info("token %r denied the all-workspace total", grant.name)
+                raise rejections.denied_all()
+            return
+        workspace = workspace_of(named, self._default_workspace)
+        if not grant.allows(workspace):
+            log.info("token %r denied workspace %r", grant.name, workspace)
+            raise rejections.denied(workspace)
+
+    @contextlib.asynccontextmanager
+    async def running(self, method: str, remaining_s: float | None) -> AsyncIterator[None]:
+        """Admission and the deadline around a handler; the deadline covers the queue wait.
+        `method` is the gRPC method path, `remaining_s` the time the caller allows."""
+        admission = self._admissions.get(FAMILIES.get(method, ""))
+        scope = asyncio.timeout(remaining_s)
+        try:
+            async with scope, admission.slot() if admission else contextlib.nullcontext():
+                yield
+        except Overloaded as exc:
+            raise rejections.overloaded(exc.family, exc.retry_after_s) from None
+        except TimeoutError:
+            if not scope.expired():
+                raise  # a timeout of some inner call, not the deadline: the handler's to report
+            raise rejections.deadline_passed() from None
+
+
+def admissions(queries: tuple[int, int], publishes: tuple[int, int]) -> dict[str, Admission]:
+    """One Admission per family from (concurrency, queue) pairs."""
+    return {
+        QUERIES: Admission(QUERIES, *queries),
+        PUBLISHES: Admission(PUBLISHES, *publishes),
+    }

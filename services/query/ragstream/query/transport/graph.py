@@ -1,0 +1,145 @@
+"""gRPC GraphService: converts proto to domain, calls `graph_api.GraphReader`, converts back.
+
+Requests arrive validated (the gate ran `validation` first); unset numbers take their
+defaults here. An unknown entity or relation is NOT_FOUND.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from opentelemetry import trace
+
+from ragstream.common.telemetry import annotate
+from ragstream.query.graph_api import (
+    EntityInfo,
+    GraphReader,
+    NotFound,
+    RelationInfo,
+    SourceText,
+)
+from ragstream.query.transport import rejections
+from ragstream.query.transport.convert import workspace_of
+from ragstream.query.transport.gate import CallContext
+from ragstream.v1 import graph_pb2, graph_pb2_grpc
+
+DEFAULT_HITS = 10
+DEFAULT_DEPTH = 1
+DEFAULT_MAX_NODES = 50
+DEFAULT_TOP = 10
+
+
+def entity_pb(info: EntityInfo) -> graph_pb2.Entity:
+    n = info.node
+    return graph_pb2.Entity(
+        key=n.key,
+        name=n.name,
+        type=n.type,
+        description=n.description,
+        source_doc_ids=n.doc_ids,
+        source_chunk_ids=n.source_ids,
+        degree=info.degree,
+    )
+
+
+def relation_pb(info: RelationInfo) -> graph_pb2.Relation:
+    e = info.edge
+    return graph_pb2.Relation(
+        source_key=e.source,
+        target_key=e.target,
+        source_name=info.source_name,
+        target_name=info.target_name,
+        keywords=e.keywords,
+        description=e.description,
+        weight=e.weight,
+        source_doc_ids=e.doc_ids,
+        source_chunk_ids=e.source_ids,
+        degree=info.degree,
+    )
+
+
+def chunks_pb(chunks: Sequence[SourceText]) -> list[graph_pb2.SourceChunk]:
+    return [
+        graph_pb2.SourceChunk(
+            chunk_id=c.chunk_id, doc_id=c.doc_id, file_path=c.file_path, content=c.content
+        )
+        for c in chunks
+    ]
+
+
+class GraphServicer(graph_pb2_grpc.GraphServiceServicer):
+    def __init__(self, reader: GraphReader, workspace: str) -> None:
+        self._reader = reader
+        self._workspace = workspace
+
+    def _ws(self, requested: str) -> str:
+        workspace = workspace_of(requested, self._workspace)
+        annotate(trace.get_current_span(), workspace=workspace)
+        return workspace
+
+    async def SearchEntities(
+        self, request: graph_pb2.SearchEntitiesRequest, context: CallContext
+    ) -> graph_pb2.SearchEntitiesResponse:
+        found = await self._reader.search(
+            self._ws(request.workspace), request.query, request.limit or DEFAULT_HITS
+        )
+        hits = [graph_pb2.EntityHit(entity=entity_pb(e), score=score) for e, score in found]
+        return graph_pb2.SearchEntitiesResponse(hits=hits)
+
+    async def GetEntity(
+        self, request: graph_pb2.GetEntityRequest, context: CallContext
+    ) -> graph_pb2.GetEntityResponse:
+        workspace = self._ws(request.workspace)
+        try:
+            info = await self._reader.entity(workspace, request.name)
+        except NotFound as exc:
+            raise rejections.not_found(str(exc)) from None
+        response = graph_pb2.GetEntityResponse(entity=entity_pb(info))
+        if request.include_chunks:
+            chunks = await self._reader.chunks(workspace, info.node.source_ids)
+            response.chunks.extend(chunks_pb(chunks))
+        return response
+
+    async def GetRelation(
+        self, request: graph_pb2.GetRelationRequest, context: CallContext
+    ) -> graph_pb2.GetRelationResponse:
+        workspace = self._ws(request.workspace)
+        try:
+            info = await self._reader.relation(workspace, request.source, request.target)
+        except NotFound as exc:
+            raise rejections.not_found(str(exc)) from None
+        response = graph_pb2.GetRelationResponse(relation=relation_pb(info))
+        if request.include_chunks:
+            chunks = await self._reader.chunks(workspace, info.edge.source_ids)
+            response.chunks.extend(chunks_pb(chunks))
+        return response
+
+    async def GetNeighbourhood(
+        self, request: graph_pb2.GetNeighbourhoodRequest, context: CallContext
+    ) -> graph_pb2.GetNeighbourhoodResponse:
+        depth = request.depth or DEFAULT_DEPTH
+        limit = request.max_nodes or DEFAULT_MAX_NODES
+        try:
+            found = await self._reader.neighbourhood(
+                self._ws(request.workspace), request.name, depth, limit
+            )
+        except NotFound as exc:
+            raise rejections.not_found(str(exc)) from None
+        nodes = [graph_pb2.NeighbourhoodNode(entity=entity_pb(e), hops=h) for e, h in found.nodes]
+        return graph_pb2.GetNeighbourhoodResponse(
+            nodes=nodes,
+            relations=[relation_pb(r) for r in found.relations],
+            truncated=found.truncated,
+        )
+
+    async def GetGraphStats(
+        self, request: graph_pb2.GetGraphStatsRequest, context: CallContext
+    ) -> graph_pb2.GetGraphStatsResponse:
+        summary = await self._reader.summary(
+            self._ws(request.workspace), request.top or DEFAULT_TOP
+        )
+        return graph_pb2.GetGraphStatsResponse(
+            entity_count=summary.entities,
+            relation_count=summary.relations,
+            top_entities=[entity_pb(e) for e in summary.top],
+        )
