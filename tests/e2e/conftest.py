@@ -62,3 +62,17 @@ def channel(server: ServeProcess) -> Iterator[grpc.Channel]:
 @pytest.fixture(scope="module")
 def indexed(channel: grpc.Channel) -> list[common_pb2.DocumentStatus]:
     return publish_and_wait(channel, WORKSPACE, DEMO_CORPUS)
+
+
+DEMO_WORKSPACE = "demo"
+"""The workspace `make demo` indexes the demo corpus into."""
+
+
+@pytest.fixture(scope="session")
+def demo_http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
+    """A server with the HTTP/JSON port and console on, holding the demo corpus in
+    workspace `demo`, as after `make demo` (shared by the HTTP and console tests)."""
+    with ServeProcess(tmp_path_factory.mktemp("http") / "data", http=True) as process:
+        with grpc.insecure_channel(process.address) as channel:
+            publish_and_wait(channel, DEMO_WORKSPACE, DEMO_CORPUS)
+        yield process

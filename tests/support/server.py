@@ -105,11 +105,18 @@ class ServeProcess(RagstreamProcess):
     """`ragstream serve` on a data directory, with the hashed embedder unless `env` says
     otherwise."""
 
-    def __init__(self, data_dir: Path, env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, data_dir: Path, env: Mapping[str, str] | None = None, http: bool = False
+    ) -> None:
         self.data_dir = data_dir
+        self.http_address = f"127.0.0.1:{free_port()}" if http else None
+        """host:port of the HTTP/JSON port and console (`--http-listen`), when asked for."""
         environment = {**os.environ, "RAGSTREAM_EMBEDDING__PROVIDER": "hash", **(env or {})}
         log_path = data_dir.parent / f"{data_dir.name}-server.log"
-        super().__init__(environment, log_path, "serve", "--data-dir", str(data_dir), "--listen")
+        options = ["--data-dir", str(data_dir)]
+        if self.http_address is not None:
+            options += ["--http-listen", self.http_address]
+        super().__init__(environment, log_path, "serve", *options, "--listen")
 
     def start(self, timeout_s: float = 60) -> ServeProcess:
         super().start(timeout_s)

@@ -1,0 +1,102 @@
+// The console's client of the HTTP/JSON API: the same routes and bodies as curl uses.
+// Requests carry the workspace and, when one is entered, the bearer token; a refusal
+// (google.rpc.Status JSON) becomes an Error whose message names the broken field.
+
+const workspaceInput = () => document.getElementById("workspace");
+const tokenInput = () => document.getElementById("token");
+
+export function workspace() {
+  return workspaceInput().value.trim();
+}
+
+function headers(json) {
+  const result = {};
+  const token = tokenInput().value.trim();
+  if (token) result.authorization = `Bearer ${token}`;
+  if (json) result["content-type"] = "application/json";
+  return result;
+}
+
+async function failure(response) {
+  let text = `${response.status} ${response.statusText}`;
+  try {
+    const status = await response.json();
+    const violations = (status.details || []).flatMap((d) => d.fieldViolations || []);
+    text = status.message || text;
+    if (violations.length && !status.message) {
+      text = violations.map((v) => `${v.field} ${v.description}`).join("; ");
+    }
+  } catch (_) {
+    // not JSON: keep the status line
+  }
+  return new Error(text);
+}
+
+// GETs a read route; `scoped`: the request names the workspace (all but indexing progress).
+export async function get(path, params = {}, scoped = true) {
+  const query = new URLSearchParams();
+  const ws = workspace();
+  if (ws && scoped) query.set("workspace", ws);
+  for (const [key, value] of Object.entries(params)) {
+    if (value !== undefined && value !== null && value !== "") query.append(key, String(value));
+  }
+  const response = await fetch(`${path}?${query}`, { headers: headers(false) });
+  if (!response.ok) throw await failure(response);
+  return response.json();
+}
+
+export async function post(path, body) {
+  const response = await fetch(path, {
+    method: "POST",
+    headers: headers(true),
+    body: JSON.stringify({ workspace: workspace(), ...body }),
+  });
+  if (!response.ok) throw await failure(response);
+  return response.json();
+}
+
+// POSTs `body` and calls onEvent(name, data) for each server-sent event, in order.
+export async function stream(path, body, onEvent) {
+  const response = await fetch(path, {
+    method: "POST",
+    headers: headers(true),
+    body: JSON.stringify({ workspace: workspace(), ...body }),
+  });
+  if (!response.ok) throw await failure(response);
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += decoder.decode(value, { stream: true });
+    let end;
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const frame = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const name = /^event: (.*)$/m.exec(frame)?.[1] ?? "message";
+      const data = /^data: (.*)$/m.exec(frame)?.[1];
+      if (data !== undefined) onEvent(name, JSON.parse(data));
+    }
+  }
+}
+
+export function showError(error) {
+  const box = document.getElementById("error");
+  if (!error) {
+    box.hidden = true;
+    return;
+  }
+  box.textContent = error.message || String(error);
+  box.hidden = false;
+}
+
+// Element helper: el("td", {class: "x"}, "text", child, ...); text is never parsed as HTML.
+export function el(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attributes)) node.setAttribute(key, value);
+  for (const child of children) {
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}

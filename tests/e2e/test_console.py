@@ -1,0 +1,112 @@
+"""The web console in a real browser (headless Chromium) against a server holding the demo
+corpus: documents listed with their status, a question answered with references and
+timings, an entity's neighbourhood drawn, and a click on a node expanding the drawing.
+
+The screenshots are written to tests/output/console/ (ignored by git; CI keeps it as an
+artifact), beside the browser's log.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ragstream.cli.files import read_all
+from tests.e2e.conftest import DEMO_CORPUS, DEMO_WORKSPACE
+from tests.support.browser import Page, chromium
+from tests.support.server import REPO, ServeProcess
+
+pytestmark = pytest.mark.e2e
+OUTPUT = REPO / "tests" / "output" / "console"
+COMPANY = "halvorsen aquatics"
+
+
+def count(selector: str) -> str:
+    return f"document.querySelectorAll({json.dumps(selector)}).length"
+
+
+async def drawn_keys(page: Page) -> set[str]:
+    keys = await page.evaluate("[...document.querySelectorAll('g.node')].map(n => n.dataset.key)")
+    return set(keys)
+
+
+async def settle(page: Page) -> None:
+    """Waits until the force layout has cooled, so nodes stay where they are clicked."""
+    await page.wait_for("window.ragstreamGraph.alpha <= 0.02", timeout_s=60)
+
+
+async def check_documents(page: Page) -> None:
+    documents, _ = read_all([DEMO_CORPUS])
+    await page.wait_for(f"{count('#document-table tbody tr')} === {len(documents)}")
+    processed = await page.evaluate(count("#document-table tr.state-processed"))
+    assert processed == len(documents)
+    assert int(await page.evaluate("document.getElementById('entity-count').textContent")) > 50
+    assert await page.evaluate("document.getElementById('pending-merges').textContent") == "0"
+
+
+async def check_query(page: Page) -> None:
+    await page.click("#tabs button[data-tab=query]")
+    await page.type("#question", "Which supplier made the seal that caused the Tern S3 recall?")
+    await page.evaluate("document.getElementById('mode').value = 'QUERY_MODE_MIX'")
+    await page.click("#ask")
+    await page.wait_for("document.getElementById('answer').dataset.done === 'true'", 120)
+    answer = await page.evaluate("document.getElementById('answer').textContent")
+    assert "[1]" in answer or "[2]" in answer, answer  # it cites its references
+    references = await page.evaluate(
+        "[...document.querySelectorAll('#references li')].map(li => li.dataset.doc)"
+    )
+    corpus = {d.doc_id for d in read_all([DEMO_CORPUS])[0]}
+    assert references and set(references) <= corpus
+    assert await page.evaluate(count("#context-chunks .chunk")) >= 1
+    stages = await page.evaluate(
+        "[...document.querySelectorAll('#timings td:first-child')].map(td => td.textContent)"
+    )
+    assert {"embed", "answer"} <= set(stages)
+
+
+async def check_graph(page: Page) -> int:
+    await page.click("#tabs button[data-tab=graph]")
+    await page.type("#entity-query", "Halvorsen")
+    await page.click("#entity-form button[type=submit]")
+    hit = f'#entity-hits-list [data-key="{COMPANY}"]'
+    await page.wait_for(f"document.querySelector({json.dumps(hit)}) !== null")
+    await page.click(hit)
+    await page.wait_for(
+        f"document.querySelector('g.node.selected')?.dataset.key === {json.dumps(COMPANY)}"
+    )
+    drawn = await drawn_keys(page)
+    assert {COMPANY, "ingrid halvorsen", "tomasz brejcha", "tern s3", "skua 3"} <= drawn
+    assert await page.evaluate(count("line.edge")) >= len(drawn) - 1
+    details = await page.wait_for("document.getElementById('details').textContent")
+    assert "Halvorsen Aquatics" in details and "Source chunks" in details
+    return len(drawn)
+
+
+async def check_expansion(page: Page, before: int) -> None:
+    await settle(page)
+    await page.click('g.node[data-key="tern s3"] circle')
+    await page.wait_for("document.querySelector('g.node[data-key=\"tern s3\"]').dataset.expanded")
+    after = await page.wait_for(f"{count('g.node')} > {before} && {count('g.node')}")
+    assert after > before
+    await page.wait_for("document.querySelector('#details h3')?.textContent === 'Tern S3'")
+    assert await page.evaluate(count("#details .chunk")) >= 1
+
+
+async def test_the_console_answers_draws_and_expands(
+    demo_http_server: ServeProcess, tmp_path: Path
+) -> None:
+    base = f"http://{demo_http_server.http_address}/?workspace={DEMO_WORKSPACE}"
+    OUTPUT.mkdir(parents=True, exist_ok=True)
+    async with chromium(tmp_path / "profile", OUTPUT / "chromium.log") as page:
+        await page.goto(base)
+        await check_documents(page)
+        await page.screenshot(OUTPUT / "documents.png")
+        await check_query(page)
+        await page.screenshot(OUTPUT / "query.png")
+        before = await check_graph(page)
+        await check_expansion(page, before)
+        shot = await page.screenshot(OUTPUT / "graph.png")
+        assert shot.stat().st_size > 10_000
+        assert page.errors == []
