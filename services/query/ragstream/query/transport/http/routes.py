@@ -78,9 +78,11 @@ class Route:
 
 
 def build_routes(servicers: dict[str, object]) -> list[Route]:
-    """The route table over servicers by service name (QueryService, ...)."""
+    """The routes of the services given, by service name (QueryService, ...)."""
     routes = []
     for path, service, method in ROUTES:
+        if service not in servicers:
+            continue
         descriptor = _FILES[service].DESCRIPTOR.services_by_name[service]
         rpc = descriptor.methods_by_name[method]
         routes.append(
