@@ -5,7 +5,10 @@ each RPC is tried for the granted workspace (it must answer with content) and fo
 one (it must be PERMISSION_DENIED).
 """
 
+import json
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -54,7 +57,7 @@ workspaces = ["*"]
 """
     )
     env = {"RAGSTREAM_AUTH__ENABLED": "true", "RAGSTREAM_AUTH__TOKENS_FILE": str(tokens)}
-    with ServeProcess(root / "data", env) as process:
+    with ServeProcess(root / "data", env, http=True) as process:
         yield process
 
 
@@ -246,3 +249,33 @@ def test_the_cli_sends_the_token_from_the_environment(server: ServeProcess, inde
     assert allowed.returncode == 0, allowed.stderr
     denied = cli(BETA)
     assert denied.returncode == 2 and "PERMISSION_DENIED" in denied.stderr
+
+
+def http(server: ServeProcess, path: str, token: str | None, body: Any = None) -> tuple[int, Any]:
+    headers = {"authorization": f"Bearer {token}"} if token else {}
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(f"http://{server.http_address}{path}", data, headers)
+    try:
+        with urllib.request.urlopen(request, timeout=60) as reply:
+            return reply.status, json.loads(reply.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def test_the_http_port_takes_the_same_tokens_and_grants(
+    server: ServeProcess, indexed: None
+) -> None:
+    body = {"workspace": "alpha", "query": QUESTION}
+    status, reply = http(server, "/v1/retrieve", ALPHA, body)
+    assert status == 200 and {c["docId"] for c in reply["context"]["chunks"]} == set(DOCS)
+    assert http(server, "/v1/retrieve", BETA, body)[0] == 403
+    status, reply = http(server, "/v1/retrieve", None, body)
+    assert (status, reply["code"]) == (401, 16)
+    assert http(server, "/v1/retrieve", "wrong-token", body)[0] == 401
+    stats = "/v1/graph/stats?workspace=alpha"
+    assert http(server, stats, ALPHA)[0] == 200
+    assert http(server, stats, BETA)[0] == 403
+    assert http(server, "/v1/documents/status?workspace=beta&docIds=recall.md", ALPHA)[0] == 403
+    # The console's page holds no data: it loads without a token, its calls need one.
+    with urllib.request.urlopen(f"http://{server.http_address}/", timeout=30) as page:
+        assert page.status == 200 and b"ragstream" in page.read()
