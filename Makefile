@@ -49,6 +49,7 @@ lint: setup
 
 test: lint
 	bash scripts/helm.sh path >/dev/null
+	bash scripts/chromium.sh >/dev/null
 	RAGSTREAM_TEST_DATA=$(DATA) $(BIN)/python -m pytest -q tests --ignore=tests/bench
 
 demo: setup

@@ -20,7 +20,8 @@ from tests.helm.chart import (
 
 # Values sets the rendered-object tests run on. "default" is values.yaml plus the one value it
 # cannot default: the Secret holding the tokens file (auth is on by default). "everything" is
-# the production example (tokens over TLS) with every credential referenced and mTLS;
+# the production example (tokens over TLS) with every credential referenced, mTLS and the
+# HTTP/JSON port;
 # "minimal" turns every optional object off, authentication included.
 TOKENS_SECRET = {"name": "ragstream-auth", "key": "tokens.toml"}
 DEFAULTS: dict[str, Any] = {"auth": {"tokensSecret": TOKENS_SECRET}}
@@ -49,6 +50,8 @@ EVERYTHING: dict[str, Any] = {
         "oauthTokenSecret": {"name": "ragstream-kafka-token", "key": "token"},
     },
     "auth": {"clientCA": {"kind": "ConfigMap", "name": "ragstream-client-ca", "key": "ca.crt"}},
+    "query": {"http": {"enabled": True, "port": 8443, "servicePort": 443}},
+    "config": {"server": {"http_cors_origins": ["https://console.example"]}},
 }
 MINIMAL: dict[str, Any] = {
     "serviceAccount": {"create": False},

@@ -18,6 +18,7 @@ from tests.helm.chart import (
     PRODUCTION_VALUES,
     RELEASE,
     Helm,
+    HelmError,
     Manifest,
     container_env,
     container_settings,
@@ -111,11 +112,12 @@ def test_probes_are_native_grpc_health_checks_on_a_plaintext_port(
     health-only port (serve --health-listen), and the probes go there. The indexer's health
     port is always plaintext."""
     container = _container(render(scenario), component)
+    http = {"http": 8443} if component == "query" and scenario == "everything" else {}
     tls = component == "query" and scenario in TLS_SCENARIOS
     probed = HEALTH_PORT if tls else port
     ports = {p["name"]: p["containerPort"] for p in container["ports"]}
     if tls:
-        assert ports == {"grpc": port, "health": HEALTH_PORT}
+        assert ports == {"grpc": port, "health": HEALTH_PORT, **http}
         health_listen = container["args"][container["args"].index("--health-listen") + 1]
         assert health_listen == f"0.0.0.0:{HEALTH_PORT}"
     else:
@@ -138,6 +140,38 @@ def test_the_service_reaches_the_query_pods_grpc_port(render: Render) -> None:
         assert service["spec"]["selector"]["app.kubernetes.io/component"] == "query"
         (port,) = service["spec"]["ports"]
         assert port["targetPort"] in port_names and port["appProtocol"] == "grpc"
+
+
+def test_the_http_port_is_off_unless_enabled(
+    render: Render, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for scenario in ("default", "production", "minimal"):
+        manifests = render(scenario)
+        assert "--http-listen" not in _container(manifests, "query")["args"]
+        service = one(manifests, "Service", f"{FULLNAME}-query")["spec"]
+        assert [p["name"] for p in service["ports"]] == ["grpc"]
+    manifests = render("everything")
+    query = _container(manifests, "query")
+    assert query["args"][-2:] == ["--http-listen", "0.0.0.0:8443"]
+    assert {"name": "http", "containerPort": 8443, "protocol": "TCP"} in query["ports"]
+    service = one(manifests, "Service", f"{FULLNAME}-query")["spec"]
+    http = next(p for p in service["ports"] if p["name"] == "http")
+    assert (http["port"], http["targetPort"], http["appProtocol"]) == (443, "http", "http")
+    (ingress,) = one(manifests, "NetworkPolicy", f"{FULLNAME}-query")["spec"]["ingress"]
+    assert {"port": "http", "protocol": "TCP"} in ingress["ports"]
+    settings = container_settings(container_env(manifests, "query"), monkeypatch)
+    assert settings.server.http_cors_origins == ("https://console.example",)
+    assert settings.server.http_listen == "0.0.0.0:8443"
+
+
+def test_the_http_port_must_differ_from_the_grpc_port(
+    helm: Helm, values_dir: Path, defaults_file: Path
+) -> None:
+    same = write_values(
+        values_dir, "same-port", {"query": {"http": {"enabled": True, "port": 50051}}}
+    )
+    with pytest.raises(HelmError, match=r"query\.http\.port must differ from query\.port"):
+        helm.template(defaults_file, same)
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)

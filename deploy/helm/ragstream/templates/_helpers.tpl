@@ -228,8 +228,8 @@ failureThreshold: {{ .probe.failureThreshold }}
 The pod template of both Deployments. Its security settings are fixed, not values: they meet
 the Kubernetes "restricted" Pod Security Standard, and the image runs as uid 10001.
 Arguments: dict "root" $ "component" NAME "values" COMPONENT_VALUES "args" LIST "portName" NAME
-"port" INT "healthPort" INT (0: the probes use "port") "authFiles" BOOL (mount the auth
-settings' files).
+"port" INT "healthPort" INT (0: the probes use "port") "extraPorts" LIST of dict "name"
+"port" (optional, not probed) "authFiles" BOOL (mount the auth settings' files).
 */}}
 {{- define "ragstream.podTemplate" -}}
 {{- $root := .root }}
@@ -278,6 +278,11 @@ spec:
         {{- if .healthPort }}
         - name: health
           containerPort: {{ .healthPort }}
+          protocol: TCP
+        {{- end }}
+        {{- range .extraPorts }}
+        - name: {{ .name }}
+          containerPort: {{ .port }}
           protocol: TCP
         {{- end }}
       envFrom:

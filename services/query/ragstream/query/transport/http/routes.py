@@ -19,6 +19,7 @@ from typing import Any
 from aiohttp import web
 from google.protobuf import message_factory
 from google.protobuf.message import Message
+from opentelemetry import trace
 
 from ragstream.query.transport.gate import Deadline, Gate
 from ragstream.query.transport.http import sse
@@ -111,7 +112,10 @@ def deadline(headers: Any) -> float | None:
 
 
 def handler(route: Route, gate: Gate) -> Handler:
+    service, _, method = route.rpc[1:].rpartition("/")
+
     async def handle(request: web.Request) -> web.StreamResponse:
+        trace.get_current_span().set_attributes({"rpc.service": service, "rpc.method": method})
         try:
             if request.method == "GET":
                 message = parse_query(request.query, route.request())
