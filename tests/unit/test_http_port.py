@@ -13,12 +13,12 @@ import pytest
 
 from ragstream.query.transport.admission import Admission
 from ragstream.query.transport.auth import Grant, TokenAuthenticator, token_digest
-from ragstream.query.transport.gate import QUERIES, Gate, seconds_left
+from ragstream.query.transport.gate import QUERIES, CallContext, Gate
 from ragstream.query.transport.http.routes import build_routes
 from ragstream.query.transport.http.server import HttpServer, build_app
 from ragstream.query.transport.rejections import not_found
 from ragstream.query.transport.validation import Limits
-from ragstream.v1 import query_pb2, query_pb2_grpc
+from ragstream.v1 import ingest_pb2, ingest_pb2_grpc, query_pb2, query_pb2_grpc
 
 TOKEN = "s3cret"
 
@@ -29,16 +29,16 @@ class Queries(query_pb2_grpc.QueryServiceServicer):
     def __init__(self) -> None:
         self.calls = 0
 
-    async def Retrieve(self, request: Any, context: object) -> query_pb2.RetrieveResponse:
+    async def Retrieve(self, request: Any, context: CallContext) -> query_pb2.RetrieveResponse:
         self.calls += 1
         if request.query == "slow":
             await asyncio.sleep(0.5)
         if request.query == "missing":
             raise not_found("nothing of that name")
-        left = seconds_left()
+        left = context.time_remaining()
         return query_pb2.RetrieveResponse(notes=["none" if left is None else f"{left:.3f}"])
 
-    async def StreamQuery(self, request: Any, context: object) -> AsyncIterator[Any]:
+    async def StreamQuery(self, request: Any, context: CallContext) -> AsyncIterator[Any]:
         yield query_pb2.StreamQueryResponse(delta="one ")
         if request.query == "break":
             raise RuntimeError("the model went away")
@@ -46,8 +46,14 @@ class Queries(query_pb2_grpc.QueryServiceServicer):
         yield query_pb2.StreamQueryResponse(end=query_pb2.StreamQueryEnd())
 
 
+class Progress(ingest_pb2_grpc.IngestServiceServicer):
+    async def GetIndexingProgress(self, request: Any, context: CallContext) -> Any:
+        return ingest_pb2.GetIndexingProgressResponse(pending_graph_merges=3)
+
+
 async def serve(gate: Gate, queries: Queries, cors: tuple[str, ...] = ()) -> HttpServer:
-    routes = build_routes({"QueryService": queries})
+    ingest = Progress()  # type: ignore[abstract]  # only the progress read is exercised
+    routes = build_routes({"QueryService": queries, "IngestService": ingest})
     server = HttpServer("127.0.0.1:0", build_app(routes, gate, cors))
     await server.start()
     return server
@@ -178,8 +184,11 @@ async def test_the_console_and_unknown_routes(
             assert reply.status == 200 and "javascript" in reply.content_type
     async with session.get(f"{base}/v1/nothing") as missing:
         assert missing.status == 404 and (await missing.json())["code"] == 5
-    async with session.get(f"{base}/v1/graph/stats?colour=red") as unknown:
+    async with session.get(f"{base}/v1/indexing-progress") as progress:
+        assert (await progress.json())["pendingGraphMerges"] == "3"  # int64 as a string
+    async with session.get(f"{base}/v1/indexing-progress?colour=red") as unknown:
         body = await unknown.json()
-        assert (
-            unknown.status == 400 and body["details"][0]["fieldViolations"][0]["field"] == "colour"
-        )
+        violation = body["details"][0]["fieldViolations"][0]
+        assert unknown.status == 400 and violation["field"] == "colour"
+    async with session.get(f"{base}/v1/retrieve") as not_a_read:
+        assert not_a_read.status == 405 and (await not_a_read.json())["code"] == 12
