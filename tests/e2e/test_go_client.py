@@ -45,6 +45,7 @@ def test_go_client_gets_the_same_results(
         "grpc.health.v1.Health",
         "grpc.reflection.v1.ServerReflection",
         "grpc.reflection.v1alpha.ServerReflection",
+        "ragstream.v1.GraphService",
         "ragstream.v1.IngestService",
         "ragstream.v1.QueryService",
     ]

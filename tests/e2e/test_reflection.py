@@ -41,6 +41,7 @@ def test_v1_lists_every_service(channel: grpc.Channel) -> None:
     assert names == {
         "ragstream.v1.QueryService",
         "ragstream.v1.IngestService",
+        "ragstream.v1.GraphService",
         "grpc.health.v1.Health",
         "grpc.reflection.v1.ServerReflection",
         "grpc.reflection.v1alpha.ServerReflection",
@@ -63,6 +64,22 @@ def test_v1_describes_the_api_with_its_language_options(channel: grpc.Channel) -
     ingest = files_of(replies[1])[0]  # the asked-for file first, then its dependencies
     assert ingest.name == "ragstream/v1/ingest.proto"
     assert ingest.service[0].name == "IngestService"
+    (graph,) = files_of(
+        ask(
+            channel,
+            reflection_pb2.ServerReflectionRequest(
+                file_containing_symbol="ragstream.v1.GraphService"
+            ),
+        )[0]
+    )
+    assert [m.name for m in graph.service[0].method] == [
+        "SearchEntities",
+        "GetEntity",
+        "GetRelation",
+        "GetNeighbourhood",
+        "GetGraphStats",
+    ]
+    assert graph.options.java_outer_classname == "GraphProto"
 
 
 def test_v1_describes_itself(channel: grpc.Channel) -> None:
