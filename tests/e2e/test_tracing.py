@@ -15,7 +15,6 @@ import json
 import secrets
 import threading
 import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -29,15 +28,7 @@ from ragstream.common.storage.sqlite.db import Database
 from ragstream.testing.openai_server import OpenAITestServer
 from ragstream.testing.openai_wire import Body
 from ragstream.testing.otlp_receiver import OTLPReceiver, ReceivedSpan
-from ragstream.v1 import (
-    common_pb2,
-    graph_pb2,
-    graph_pb2_grpc,
-    ingest_pb2,
-    ingest_pb2_grpc,
-    query_pb2,
-    query_pb2_grpc,
-)
+from ragstream.v1 import common_pb2, ingest_pb2, ingest_pb2_grpc, query_pb2, query_pb2_grpc
 from tests.support.server import ServeProcess
 
 pytestmark = pytest.mark.e2e
@@ -157,8 +148,7 @@ def server(
     }
     with BackgroundLLM() as llm:
         env["RAGSTREAM_LLM__BASE_URL"] = llm.base_url
-        traced = tmp_path_factory.mktemp("traced") / "data"
-        with ServeProcess(traced, env, http=True) as process:
+        with ServeProcess(tmp_path_factory.mktemp("traced") / "data", env) as process:
             yield process
 
 
@@ -387,35 +377,3 @@ def test_no_document_text_or_secret_leaves_the_process(
     assert any(s.name == "chat test-chat" for s in receiver.spans())  # the key was in use
     for needle in (SECRET_SENTENCE, "quartz-lined", API_KEY, "sk-test-secret"):
         assert not any(needle.encode() in request for request in raw), needle
-
-
-def test_http_calls_and_graph_calls_are_traced_like_grpc_calls(
-    receiver: OTLPReceiver, server: ServeProcess, channel: grpc.Channel, published: object
-) -> None:
-    trace_id, parent, metadata = new_parent()
-    body = json.dumps({"workspace": WORKSPACE, "query": "Who made the seals of the Tern S3?"})
-    request = urllib.request.Request(
-        f"http://{server.http_address}/v1/query", body.encode(), dict(metadata)
-    )
-    with urllib.request.urlopen(request, timeout=60) as reply:
-        assert reply.status == 200
-    receiver.wait_for(has_names(trace_id, {"POST /v1/query", *QUERY_STAGES}))
-    spans = in_trace(receiver, trace_id)
-    http = one(spans, "POST /v1/query")
-    assert (http.parent_span_id, http.kind) == (parent, SERVER)
-    assert http.attributes["http.request.method"] == "POST"
-    assert http.attributes["http.route"] == "/v1/query"
-    assert http.attributes["http.response.status_code"] == 200
-    assert http.attributes["rpc.service"] == "ragstream.v1.QueryService"
-    assert children(spans, http) >= QUERY_STAGES
-
-    trace_id, parent, metadata = new_parent()
-    search = graph_pb2.SearchEntitiesRequest(workspace=WORKSPACE, query="Kestrel")
-    found = graph_pb2_grpc.GraphServiceStub(channel).SearchEntities(search, metadata=metadata)
-    assert "Kestrel Polymers" in {hit.entity.name for hit in found.hits}
-    name = "ragstream.v1.GraphService/SearchEntities"
-    receiver.wait_for(has_names(trace_id, {name, "hybrid_search"}))
-    spans = in_trace(receiver, trace_id)
-    rpc = one(spans, name)
-    assert rpc.parent_span_id == parent and rpc.attributes["ragstream.workspace"] == WORKSPACE
-    assert "hybrid_search" in children(spans, rpc)
