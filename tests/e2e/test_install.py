@@ -58,6 +58,16 @@ def test_pip_install_alone_runs_the_demo_offline(tmp_path: Path) -> None:
         env=env, capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip
     assert install.returncode == 0, install.stdout + install.stderr
+    listing = "import json; from ragstream.query.transport.http.server import CONSOLE; "
+    listing += "print(json.dumps(sorted(p.name for p in CONSOLE.iterdir())))"
+    console = subprocess.run(
+        [str(python), "-c", listing], cwd=tmp_path, env=env, capture_output=True, text=True,
+        timeout=60, check=False,
+    )  # fmt: skip
+    assert console.returncode == 0, console.stderr
+    assert {"index.html", "main.js", "graphview.js", "console.css"} <= set(
+        json.loads(console.stdout)
+    )
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     for name in DOCUMENTS:
