@@ -6,7 +6,8 @@ defaults here. An unknown entity or relation is NOT_FOUND.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
+from typing import TypeVar
 
 from opentelemetry import trace
 
@@ -23,6 +24,7 @@ from ragstream.query.transport.convert import workspace_of
 from ragstream.query.transport.gate import CallContext
 from ragstream.v1 import graph_pb2, graph_pb2_grpc
 
+T = TypeVar("T")
 DEFAULT_HITS = 10
 DEFAULT_DEPTH = 1
 DEFAULT_MAX_NODES = 50
@@ -67,6 +69,14 @@ def chunks_pb(chunks: Sequence[SourceText]) -> list[graph_pb2.SourceChunk]:
     ]
 
 
+async def found(lookup: Awaitable[T]) -> T:
+    """The lookup's result; an entity or relation the workspace lacks is NOT_FOUND."""
+    try:
+        return await lookup
+    except NotFound as exc:
+        raise rejections.not_found(str(exc)) from None
+
+
 class GraphServicer(graph_pb2_grpc.GraphServiceServicer):
     def __init__(self, reader: GraphReader, workspace: str) -> None:
         self._reader = reader
@@ -90,47 +100,36 @@ class GraphServicer(graph_pb2_grpc.GraphServiceServicer):
         self, request: graph_pb2.GetEntityRequest, context: CallContext
     ) -> graph_pb2.GetEntityResponse:
         workspace = self._ws(request.workspace)
-        try:
-            info = await self._reader.entity(workspace, request.name)
-        except NotFound as exc:
-            raise rejections.not_found(str(exc)) from None
-        response = graph_pb2.GetEntityResponse(entity=entity_pb(info))
-        if request.include_chunks:
-            chunks = await self._reader.chunks(workspace, info.node.source_ids)
-            response.chunks.extend(chunks_pb(chunks))
-        return response
+        info = await found(self._reader.entity(workspace, request.name))
+        chunks = await self._chunks(workspace, info.node.source_ids, request.include_chunks)
+        return graph_pb2.GetEntityResponse(entity=entity_pb(info), chunks=chunks)
 
     async def GetRelation(
         self, request: graph_pb2.GetRelationRequest, context: CallContext
     ) -> graph_pb2.GetRelationResponse:
         workspace = self._ws(request.workspace)
-        try:
-            info = await self._reader.relation(workspace, request.source, request.target)
-        except NotFound as exc:
-            raise rejections.not_found(str(exc)) from None
-        response = graph_pb2.GetRelationResponse(relation=relation_pb(info))
-        if request.include_chunks:
-            chunks = await self._reader.chunks(workspace, info.edge.source_ids)
-            response.chunks.extend(chunks_pb(chunks))
-        return response
+        info = await found(self._reader.relation(workspace, request.source, request.target))
+        chunks = await self._chunks(workspace, info.edge.source_ids, request.include_chunks)
+        return graph_pb2.GetRelationResponse(relation=relation_pb(info), chunks=chunks)
 
     async def GetNeighbourhood(
         self, request: graph_pb2.GetNeighbourhoodRequest, context: CallContext
     ) -> graph_pb2.GetNeighbourhoodResponse:
         depth = request.depth or DEFAULT_DEPTH
         limit = request.max_nodes or DEFAULT_MAX_NODES
-        try:
-            found = await self._reader.neighbourhood(
-                self._ws(request.workspace), request.name, depth, limit
-            )
-        except NotFound as exc:
-            raise rejections.not_found(str(exc)) from None
-        nodes = [graph_pb2.NeighbourhoodNode(entity=entity_pb(e), hops=h) for e, h in found.nodes]
+        workspace = self._ws(request.workspace)
+        around = await found(self._reader.neighbourhood(workspace, request.name, depth, limit))
+        nodes = [graph_pb2.NeighbourhoodNode(entity=entity_pb(e), hops=h) for e, h in around.nodes]
         return graph_pb2.GetNeighbourhoodResponse(
             nodes=nodes,
-            relations=[relation_pb(r) for r in found.relations],
-            truncated=found.truncated,
+            relations=[relation_pb(r) for r in around.relations],
+            truncated=around.truncated,
         )
+
+    async def _chunks(
+        self, workspace: str, chunk_ids: Sequence[str], wanted: bool
+    ) -> list[graph_pb2.SourceChunk]:
+        return chunks_pb(await self._reader.chunks(workspace, chunk_ids)) if wanted else []
 
     async def GetGraphStats(
         self, request: graph_pb2.GetGraphStatsRequest, context: CallContext
