@@ -21,8 +21,7 @@ from tests.helm.chart import (
 # Values sets the rendered-object tests run on. "default" is values.yaml plus the one value it
 # cannot default: the Secret holding the tokens file (auth is on by default). "everything" is
 # the production example (tokens over TLS) with every credential referenced, mTLS and the
-# HTTP/JSON port;
-# "minimal" turns every optional object off, authentication included.
+# HTTP/JSON port; "minimal" turns every optional object off, authentication included.
 TOKENS_SECRET = {"name": "ragstream-auth", "key": "tokens.toml"}
 DEFAULTS: dict[str, Any] = {"auth": {"tokensSecret": TOKENS_SECRET}}
 EVERYTHING: dict[str, Any] = {
@@ -33,7 +32,8 @@ EVERYTHING: dict[str, Any] = {
                 "sasl_mechanism": "SCRAM-SHA-512",
                 "sasl_username": "ragstream-indexer",
             }
-        }
+        },
+        "server": {"http_cors_origins": ["https://console.example"]},
     },
     "secrets": {
         "elasticsearch": {"api_key": {"name": "ragstream-elasticsearch", "key": "api-key"}},
@@ -51,7 +51,6 @@ EVERYTHING: dict[str, Any] = {
     },
     "auth": {"clientCA": {"kind": "ConfigMap", "name": "ragstream-client-ca", "key": "ca.crt"}},
     "query": {"http": {"enabled": True, "port": 8443, "servicePort": 443}},
-    "config": {"server": {"http_cors_origins": ["https://console.example"]}},
 }
 MINIMAL: dict[str, Any] = {
     "serviceAccount": {"create": False},

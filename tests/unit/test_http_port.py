@@ -184,9 +184,9 @@ async def test_the_console_and_unknown_routes(
             assert reply.status == 200 and "javascript" in reply.content_type
     async with session.get(f"{base}/v1/nothing") as missing:
         assert missing.status == 404 and (await missing.json())["code"] == 5
-    async with session.get(f"{base}/v1/indexing-progress") as progress:
+    async with session.get(f"{base}/v1/indexing-progress?workspace=mine") as progress:
         assert (await progress.json())["pendingGraphMerges"] == "3"  # int64 as a string
-    async with session.get(f"{base}/v1/indexing-progress?colour=red") as unknown:
+    async with session.get(f"{base}/v1/indexing-progress?workspace=mine&colour=red") as unknown:
         body = await unknown.json()
         violation = body["details"][0]["fieldViolations"][0]
         assert unknown.status == 400 and violation["field"] == "colour"

@@ -32,11 +32,11 @@ async function failure(response) {
   return new Error(text);
 }
 
-// GETs a read route; `scoped`: the request names the workspace (all but indexing progress).
-export async function get(path, params = {}, scoped = true) {
+// GETs a read route with the workspace (when one is entered) and `params` as parameters.
+export async function get(path, params = {}) {
   const query = new URLSearchParams();
   const ws = workspace();
-  if (ws && scoped) query.set("workspace", ws);
+  if (ws) query.set("workspace", ws);
   for (const [key, value] of Object.entries(params)) {
     if (value !== undefined && value !== null && value !== "") query.append(key, String(value));
   }

@@ -56,7 +56,7 @@ async function loadPage(reset) {
 }
 
 async function refreshCounts() {
-  const progress = await get("/v1/indexing-progress", {}, false);
+  const progress = await get("/v1/indexing-progress");
   document.getElementById("pending-documents").textContent = progress.pendingDocumentEvents;
   document.getElementById("pending-merges").textContent = progress.pendingGraphMerges;
   const stats = await get("/v1/graph/stats", { top: 1 });
