@@ -157,8 +157,9 @@ def test_the_http_port_is_off_unless_enabled(
     service = one(manifests, "Service", f"{FULLNAME}-query")["spec"]
     http = next(p for p in service["ports"] if p["name"] == "http")
     assert (http["port"], http["targetPort"], http["appProtocol"]) == (443, "http", "http")
-    (ingress,) = one(manifests, "NetworkPolicy", f"{FULLNAME}-query")["spec"]["ingress"]
-    assert {"port": "http", "protocol": "TCP"} in ingress["ports"]
+    rules = one(manifests, "NetworkPolicy", f"{FULLNAME}-query")["spec"]["ingress"]
+    [api] = [r for r in rules if {"port": "grpc", "protocol": "TCP"} in r["ports"]]
+    assert {"port": "http", "protocol": "TCP"} in api["ports"]  # admitted like gRPC
     settings = container_settings(container_env(manifests, "query"), monkeypatch)
     assert settings.server.http_cors_origins == ("https://console.example",)
     assert settings.server.http_listen == "0.0.0.0:8443"
