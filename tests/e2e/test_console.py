@@ -110,6 +110,7 @@ async def test_the_console_answers_draws_and_expands(
         await page.screenshot(OUTPUT / "query.png")
         before = await check_graph(page)
         await check_expansion(page, before)
+        await settle(page)  # the expanded drawing, laid out again and fitted to the view
         shot = await page.screenshot(OUTPUT / "graph.png")
         assert shot.stat().st_size > 10_000
         assert page.errors == []
