@@ -24,7 +24,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ragstream.cli.beir import BeirData, ensure_index, iter_corpus, load, rank
-from ragstream.common.config import RerankConfig, load_settings
+from ragstream.common.config import load_settings
+from ragstream.common.config_rerank import RerankConfig
 from ragstream.common.metrics import ndcg_at_k, recall_at_k
 from ragstream.common.providers.embedding import build_embedder
 from ragstream.common.providers.rerank import HttpReranker

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from ragstream.common.config import RerankConfig
+from ragstream.common.config_rerank import RerankConfig
 from ragstream.common.providers import ProviderError
 from ragstream.common.providers.rerank import (
     HttpReranker,

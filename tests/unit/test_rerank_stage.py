@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from ragstream.common.config import RerankConfig
+from ragstream.common.config_rerank import RerankConfig
 from ragstream.common.providers.rerank import HttpReranker
 from ragstream.query.stages.rerank import (
     SKIPPED_NOTE,

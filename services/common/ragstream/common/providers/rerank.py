@@ -30,7 +30,7 @@ from typing import Any, Protocol
 
 import aiohttp
 
-from ragstream.common.config import RerankConfig
+from ragstream.common.config_rerank import RerankConfig
 from ragstream.common.providers import ProviderError
 from ragstream.common.providers.rerank_slices import aggregate, plan_slices
 

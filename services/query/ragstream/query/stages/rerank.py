@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 
 from opentelemetry.trace import Span
 
-from ragstream.common.config import RerankConfig
+from ragstream.common.config_rerank import RerankConfig
 from ragstream.common.instruments import record_rerank_degraded
 from ragstream.common.providers import ProviderError
 from ragstream.common.providers.rerank import Reranker
