@@ -19,6 +19,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from ragstream.query.transport.auth import token_digest
 from ragstream.v1 import common_pb2, ingest_pb2, ingest_pb2_grpc, query_pb2, query_pb2_grpc
+from tests.support.raw import UNDECODABLE, raw_error
 from tests.support.server import ServeProcess
 
 pytestmark = pytest.mark.e2e
@@ -196,6 +197,23 @@ def test_calls_without_a_valid_token_are_unauthenticated(
     ]
     for call in calls:
         assert code_of(call) == grpc.StatusCode.UNAUTHENTICATED
+
+
+@pytest.mark.parametrize("body", UNDECODABLE.values(), ids=list(UNDECODABLE))
+def test_undecodable_bytes_are_read_only_from_a_known_caller(
+    channel: grpc.Channel, server: ServeProcess, body: bytes
+) -> None:
+    method = "/ragstream.v1.QueryService/Retrieve"
+    for metadata in [(), (("authorization", "Bearer wrong-token"),)]:
+        assert raw_error(channel, method, body, metadata=metadata).code() == (
+            grpc.StatusCode.UNAUTHENTICATED
+        )
+    error = raw_error(channel, method, body, metadata=auth(ALPHA))
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+    stream = "/ragstream.v1.QueryService/StreamQuery"
+    no_token = raw_error(channel, stream, body, streaming=True)
+    assert no_token.code() == grpc.StatusCode.UNAUTHENTICATED
+    assert "Traceback" not in server.log()
 
 
 def test_probes_need_no_token_and_progress_follows_the_grant(channel: grpc.Channel) -> None:

@@ -15,7 +15,7 @@ in `QueryInput.deadline`.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 
 from ragstream.common.providers.embedding import Embedder
 from ragstream.common.providers.llm import ChatMessage, ChatModel
@@ -103,7 +103,7 @@ class QueryEngine:
 
     async def stream_answer(
         self, q: QueryInput, retrieval: Retrieval, timer: StageTimer
-    ) -> AsyncIterator[str]:
+    ) -> AsyncGenerator[str, None]:
         """The answer in pieces as the LLM produces them (one piece when extractive).
 
         When the caller's filter allows no document, the answer says that nothing was found,

@@ -1,16 +1,20 @@
 """The checks every QueryService, IngestService and GraphService call passes, whichever
 transport carries it (gRPC: `interceptors.GrpcGate`; HTTP/JSON: `http.routes`).
 
-In this order: authentication (bearer token -> UNAUTHENTICATED), the request rules of
+In this order: authentication (bearer token -> UNAUTHENTICATED), decoding of the request,
+which the transport does between `authenticate` and `check`, so that nothing is parsed before
+the caller is known (undecodable bytes -> INVALID_ARGUMENT), the request rules of
 `validation` (INVALID_ARGUMENT with google.rpc.BadRequest), tenancy (the token must grant the
-request's workspace -> PERMISSION_DENIED), admission (a bounded queue per expensive family ->
-RESOURCE_EXHAUSTED with google.rpc.RetryInfo), and then the handler runs under the call's
-deadline (-> DEADLINE_EXCEEDED). Each refusal is a `rejections.Rejected`, which the transport
-turns into its own status, so both transports refuse identically.
+request's workspace -> PERMISSION_DENIED), admission (a deadline-aware queue per expensive
+family, fair across workspaces -> RESOURCE_EXHAUSTED with google.rpc.RetryInfo), and then the
+handler runs under the call's deadline (-> DEADLINE_EXCEEDED). Each refusal is a
+`rejections.Rejected`, which the transport turns into its own status, so both transports
+refuse identically.
 
-The deadline bounds the handler with `asyncio.timeout`, so the cancellation reaches every
-await below it (embedding scheduler, search, LLM stream, reranker), and the openai client
-closes its HTTP request, so the model stops generating for nobody.
+The deadline cancels the handler, so the cancellation reaches every await below it (admission
+queue, embedding scheduler, search, LLM stream, reranker), and the openai client closes its
+HTTP request, so the model stops generating for nobody. gRPC's core cancels a call's task at
+its deadline by itself; for the other transport `running` starts a timer.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from google.protobuf.message import Message
 
 from ragstream.query.transport import rejections
 from ragstream.query.transport.admission import Admission, Overloaded
-from ragstream.query.transport.auth import TokenAuthenticator, Unauthenticated
+from ragstream.query.transport.auth import Grant, TokenAuthenticator, Unauthenticated
 from ragstream.query.transport.convert import workspace_of
 from ragstream.query.transport.validation import Limits, validate
 
@@ -91,15 +95,22 @@ class Gate:
         self._admissions = dict(admissions or {})
 
     def screen(self, request: Message, metadata: Metadata) -> None:
-        """Authentication, request rules and tenancy; raises Rejected at the first failure.
+        """Authentication, request rules and tenancy; raises Rejected at the first failure."""
+        self.check(request, self.authenticate(metadata))
+
+    def authenticate(self, metadata: Metadata) -> Grant | None:
+        """The caller's grant (None with authentication off); Rejected when unknown."""
+        if self._auth is None:
+            return None
+        try:
+            return self._auth.authenticate(metadata)
+        except Unauthenticated as exc:
+            raise rejections.unauthenticated(str(exc)) from None
+
+    def check(self, request: Message, grant: Grant | None) -> None:
+        """Request rules and tenancy for a caller already authenticated.
 
         Raises KeyError for a request type without rules (see `validation.validate`)."""
-        grant = None
-        if self._auth is not None:
-            try:
-                grant = self._auth.authenticate(metadata)
-            except Unauthenticated as exc:
-                raise rejections.unauthenticated(str(exc)) from None
         violations = validate(request, self._limits)
         if violations:
             raise rejections.invalid(violations)
@@ -116,14 +127,27 @@ class Gate:
             log.info("token %r denied workspace %r", grant.name, workspace)
             raise rejections.denied(workspace)
 
+    def workspace(self, request: Message) -> str:
+        """The workspace a request acts on ("" for workspace-less requests): its admission
+        queue."""
+        if "workspace" not in request.DESCRIPTOR.fields_by_name:
+            return ""
+        return workspace_of(request.workspace, self._default_workspace)  # type: ignore[attr-defined]
+
     @contextlib.asynccontextmanager
-    async def running(self, method: str, remaining_s: float | None) -> AsyncIterator[None]:
+    async def running(
+        self, method: str, remaining_s: float | None, workspace: str = "", timer: bool = True
+    ) -> AsyncIterator[None]:
         """Admission and the deadline around a handler; the deadline covers the queue wait.
-        `method` is the gRPC method path, `remaining_s` the time the caller allows."""
+        `method` is the gRPC method path, `remaining_s` the time the caller allows, and
+        `workspace` the queue the call waits in. gRPC passes `timer=False`: its core ends a
+        call at the deadline, and a timer of ours that fired while a response was being sent
+        would abort a call with a send in flight, which gRPC refuses."""
         admission = self._admissions.get(FAMILIES.get(method, ""))
-        scope = asyncio.timeout(remaining_s)
+        scope = asyncio.timeout(remaining_s if timer else None)
+        slot = admission.slot(workspace, remaining_s) if admission else contextlib.nullcontext()
         try:
-            async with scope, admission.slot() if admission else contextlib.nullcontext():
+            async with scope, slot:
                 yield
         except Overloaded as exc:
             raise rejections.overloaded(exc.family, exc.retry_after_s) from None

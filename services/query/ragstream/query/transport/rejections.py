@@ -76,6 +76,12 @@ def overloaded(what: str, retry_after_s: float) -> Rejected:
     )
 
 
+def undecodable(reason: str) -> Rejected:
+    """INVALID_ARGUMENT for bytes that are not the request message (protobuf's reason names
+    the message type and what is wrong, never the bytes)."""
+    return Rejected(code_pb2.INVALID_ARGUMENT, f"undecodable request: {reason}")
+
+
 def unauthenticated(reason: str) -> Rejected:
     return Rejected(code_pb2.UNAUTHENTICATED, reason)
 

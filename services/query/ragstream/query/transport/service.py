@@ -4,6 +4,7 @@ back."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 
 from opentelemetry import trace
 
@@ -55,8 +56,10 @@ class QueryServicer(query_pb2_grpc.QueryServiceServicer):
         timer = StageTimer()
         retrieval = await self._engine.retrieve(q, timer)
         yield query_pb2.StreamQueryResponse(context=self._retrieve_response(q, retrieval, timer))
-        async for delta in self._engine.stream_answer(q, retrieval, timer):
-            yield query_pb2.StreamQueryResponse(delta=delta)
+        # aclosing: a stream closed early closes the answer's generator here, in this task.
+        async with aclosing(self._engine.stream_answer(q, retrieval, timer)) as deltas:
+            async for delta in deltas:
+                yield query_pb2.StreamQueryResponse(delta=delta)
         end = query_pb2.StreamQueryEnd(timings=_timings(timer), providers=self._providers())
         _record(q, "StreamQuery", timer)
         yield query_pb2.StreamQueryResponse(end=end)

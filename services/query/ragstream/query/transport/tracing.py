@@ -4,14 +4,17 @@ A grpc.aio interceptor wraps each QueryService and IngestService call in a SERVE
 parent is the W3C context in the call's metadata (`traceparent`, `tracestate`), with the RPC
 conventions' attributes: rpc.system, rpc.service, rpc.method and rpc.grpc.status_code.
 Health checks and reflection are not traced (probes would drown the real traffic). The stage
-spans of the servicers are children of this span.
+spans of the servicers are children of this span. A cancelled call (the client went away,
+or its deadline passed) ends its span as CANCELLED and is logged at debug level only: it is
+the caller's decision, not a fault.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
-from contextlib import aclosing, contextmanager
+import logging
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +24,9 @@ from opentelemetry import propagate
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 from ragstream.common.telemetry import mark_failed, tracer
+from ragstream.query.transport.streams import StreamHandler, respond
 
+log = logging.getLogger(__name__)
 TRACED_PREFIX = "/ragstream."
 # Server side, only these codes mean the server failed (RPC conventions); the others (bad
 # argument, not found, ...) are the caller's problem and leave the span's status unset.
@@ -43,7 +48,6 @@ if TYPE_CHECKING:
 else:  # not subscriptable at run time
     _Interceptor = grpc.aio.ServerInterceptor
 Unary = Callable[[Any, Context], Awaitable[Any]]
-Streaming = Callable[[Any, Context], AsyncGenerator[Any, None]]
 
 
 def parent_context(metadata: Any) -> otel_context.Context:
@@ -60,6 +64,14 @@ def status_of(context: Context) -> grpc.StatusCode | None:
     if isinstance(code, int):
         return _BY_VALUE.get(code)
     return None
+
+
+def cancelled_code(context: Context) -> grpc.StatusCode:
+    """Why gRPC cancelled a handler: its deadline passed, or the client went away."""
+    left = context.time_remaining()
+    if left is not None and left <= 0:
+        return grpc.StatusCode.DEADLINE_EXCEEDED
+    return grpc.StatusCode.CANCELLED
 
 
 def finish(span: Span, code: grpc.StatusCode, error: BaseException | None = None) -> None:
@@ -96,10 +108,9 @@ class RpcSpan:
             try:
                 yield span
             except asyncio.CancelledError:
-                finish(span, grpc.StatusCode.CANCELLED)
-                raise
-            except GeneratorExit:
-                finish(span, grpc.StatusCode.CANCELLED)
+                code = cancelled_code(context)
+                log.debug("%s/%s ended: %s", self.service, self.method, code.name)
+                finish(span, code)
                 raise
             except BaseException as exc:
                 # An abort raises after setting the code; anything else is UNKNOWN to gRPC.
@@ -114,14 +125,12 @@ class RpcSpan:
 
         return traced
 
-    def streaming(self, behaviour: Streaming) -> Streaming:
-        async def traced(request: Any, context: Context) -> AsyncGenerator[Any, None]:
-            # aclosing: if this generator is closed early, the handler's generator is closed
-            # here, in this task, rather than later by the garbage collector in another.
+    def streaming(self, behaviour: StreamHandler) -> Callable[[Any, Context], Awaitable[None]]:
+        # A coroutine that writes the responses, not a generator (see `streams`): the span
+        # is entered and left in the call's own task, however the call ends.
+        async def traced(request: Any, context: Context) -> None:
             with self.open(context):
-                async with aclosing(behaviour(request, context)) as responses:
-                    async for response in responses:
-                        yield response
+                await respond(behaviour, request, context)
 
         return traced
 

@@ -1,12 +1,12 @@
 """The HTTP/JSON routes: each is one RPC of the gRPC services, served by the same servicer.
 
-A route parses its request message (JSON body, or a query string for the reads), passes the
-same gate as a gRPC call (`gate.Gate.screen`, then admission and the deadline in
-`gate.Gate.running`), and calls the servicer's method with the message, exactly as the gRPC
-server does; the reply is the response message in protobuf's JSON mapping. StreamQuery is
-served as server-sent events. The deadline comes from a `grpc-timeout` header in gRPC's
-format (e.g. `30S`, `500m`), as grpc-gateway reads it; without one the call has none, and a
-client that disconnects cancels it.
+A route authenticates the caller, then parses its request message (JSON body, or a query
+string for the reads), passes the same gate as a gRPC call (`gate.Gate.check`, then
+admission and the deadline in `gate.Gate.running`), and calls the servicer's method with
+the message, exactly as the gRPC server does; the reply is the response message in
+protobuf's JSON mapping. StreamQuery is served as server-sent events. The deadline comes
+from a `grpc-timeout` header in gRPC's format (e.g. `30S`, `500m`), as grpc-gateway reads
+it; without one the call has none, and a client that disconnects cancels it.
 """
 
 from __future__ import annotations
@@ -117,14 +117,15 @@ def handler(route: Route, gate: Gate) -> Handler:
     async def handle(request: web.Request) -> web.StreamResponse:
         trace.get_current_span().set_attributes({"rpc.service": service, "rpc.method": method})
         try:
+            grant = gate.authenticate(request.headers.items())  # before reading the body
             if request.method == "GET":
                 message = parse_query(request.query, route.request())
             else:
                 message = parse_body(await request.read(), route.request())
-            gate.screen(message, request.headers.items())
+            gate.check(message, grant)
             allowed = deadline(request.headers)
             context = Deadline.after(allowed)
-            running = gate.running(route.rpc, allowed)
+            running = gate.running(route.rpc, allowed, gate.workspace(message))
             if route.streaming:
                 return await sse.stream(request, running, route.call(message, context))
             async with running:
