@@ -12,6 +12,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_status import rpc_status
 
 from ragstream.v1 import common_pb2, ingest_pb2, ingest_pb2_grpc, query_pb2, query_pb2_grpc
+from tests.support.raw import UNDECODABLE, raw_error
 from tests.support.server import ServeProcess
 
 pytestmark = pytest.mark.e2e
@@ -122,6 +123,12 @@ CASES: list[tuple[str, Any, str]] = [
     ("doc-id-empty", publish(D(content="x")), "documents[0].doc_id"),
     ("doc-id-too-long", publish(D(doc_id="x" * 513)), "documents[0].doc_id"),
     ("doc-id-control", publish(ONE, D(doc_id="a\nb")), "documents[1].doc_id"),
+    ("doc-id-blank", publish(D(doc_id="   ", content="x")), "documents[0].doc_id"),
+    ("doc-id-bidi", publish(D(doc_id="report\u202efdp.exe")), "documents[0].doc_id"),
+    ("doc-id-zero-width", publish(D(doc_id="a\u200bb")), "documents[0].doc_id"),
+    ("delete-id-blank", delete(doc_ids=["a", "\u3000"]), "doc_ids[1]"),
+    ("delete-id-bidi", delete(doc_ids=["\u2067a\u2069"]), "doc_ids[0]"),
+    ("filter-id-blank", q(filter=F(doc_ids=[" "])), "filter.doc_ids[0]"),
     ("doc-id-repeated", publish(ONE, ONE), "documents[1].doc_id"),
     (
         "content-too-large",
@@ -205,6 +212,21 @@ def test_malformed_request_is_refused_naming_the_field(
     assert [v.field for v in bad_request.field_violations] == [field]
     assert bad_request.field_violations[0].description
     assert field in (error.details() or "")
+
+
+@pytest.mark.parametrize("body", UNDECODABLE.values(), ids=list(UNDECODABLE))
+def test_undecodable_bytes_are_invalid_arguments(
+    channel: grpc.Channel, server: ServeProcess, body: bytes
+) -> None:
+    for method, streaming in [
+        ("/ragstream.v1.QueryService/Retrieve", False),
+        ("/ragstream.v1.QueryService/StreamQuery", True),
+        ("/ragstream.v1.IngestService/PublishDocuments", False),
+    ]:
+        error = raw_error(channel, method, body, streaming)
+        assert error.code() == grpc.StatusCode.INVALID_ARGUMENT, method
+        assert "undecodable request" in (error.details() or "")
+    assert "ERROR" not in server.log() and "Traceback" not in server.log()
 
 
 def test_server_stays_healthy_and_serves_valid_requests(channel: grpc.Channel) -> None:

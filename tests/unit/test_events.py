@@ -90,3 +90,28 @@ def test_a_key_that_does_not_match_the_event_is_poison() -> None:
     record = encode(DocumentChange("ws", "doc-1", 1, False, "text"))
     with pytest.raises(PoisonEvent, match="does not match"):
         decode(as_record(record.value, key="ws/other"), 10_000)
+
+
+@pytest.mark.parametrize(
+    ("doc_id", "reason"),
+    [
+        ("   ", "must contain a visible character"),
+        ("\u3000\u00a0", "must contain a visible character"),  # ideographic, no-break space
+        ("invoice\u202egpj.exe", "must not contain format characters"),  # right-to-left override
+        ("a\u2066b\u2069", "must not contain format characters"),  # isolates
+        ("zero\u200bwidth", "must not contain format characters"),
+        ("a\x85b", "must not contain control characters"),  # C1 control: next line
+    ],
+)
+def test_events_with_odd_doc_ids_are_poison(doc_id: str, reason: str) -> None:
+    record = encode(DocumentChange("ws", doc_id, 1, True))
+    with pytest.raises(PoisonEvent, match=f"doc_id {reason}"):
+        decode(as_record(record.value, key=record.key), 10_000)
+
+
+@pytest.mark.parametrize(
+    "doc_id", ["a.md", "報告/第一章.md", "مرحبا.txt", "e\u0301.md", "\U0001f642"]
+)
+def test_ids_in_any_script_are_accepted(doc_id: str) -> None:
+    record = encode(DocumentChange("ws", doc_id, 1, True))
+    assert decode(as_record(record.value, key=record.key), 10_000).doc_id == doc_id

@@ -196,3 +196,27 @@ def test_graph_requests_bound_names_depth_and_sizes() -> None:
     too_many = graph_pb2.SearchEntitiesRequest(query="Tern", limit=101)
     assert [v.field for v in validate(too_many, LIMITS)] == ["limit"]
     assert [v.field for v in validate(graph_pb2.GetGraphStatsRequest(top=-1), LIMITS)] == ["top"]
+
+
+def test_doc_ids_need_a_visible_character_and_no_format_characters() -> None:
+    delete = ingest_pb2.DeleteDocumentsRequest(
+        doc_ids=["ok.md", "   ", "report\u202efdp.exe", "\u200b", "日本語.md"]
+    )
+    assert validate(delete, LIMITS) == [
+        Violation("doc_ids[1]", "must contain a visible character"),
+        Violation(
+            "doc_ids[2]",
+            "must not contain format characters (bidi controls, zero-width characters)",
+        ),
+        Violation(
+            "doc_ids[3]",
+            "must not contain format characters (bidi controls, zero-width characters)",
+        ),
+        Violation("doc_ids[3]", "must contain a visible character"),
+    ]
+
+
+def test_the_table_names_each_doc_id_rule() -> None:
+    rules = RULES["ragstream.v1.DocumentInput"]["doc_id"]
+    names = {getattr(rule, "__name__", "") for rule in rules}
+    assert {"no_control_characters", "no_format_characters", "visible"} <= names

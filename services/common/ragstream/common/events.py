@@ -10,8 +10,9 @@ it to the dead-letter topic and moves on.
 from __future__ import annotations
 
 import re
+import unicodedata
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from google.protobuf import json_format
@@ -27,6 +28,36 @@ CE_TYPE_UPSERTED = b"ragstream.document.upserted"
 CE_TYPE_DELETED = b"ragstream.document.deleted"
 _WORKSPACE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 MAX_DOC_ID_CHARS = 512
+_VISIBLE = frozenset("LNPS")
+"""Unicode major categories that draw something: letters, numbers, punctuation, symbols."""
+
+
+def has_control_characters(text: str) -> bool:
+    return any(unicodedata.category(char) == "Cc" for char in text)
+
+
+def has_format_characters(text: str) -> bool:
+    """Unicode category Cf: bidi controls (U+202A-U+202E, U+2066-U+2069), zero-width
+    spaces and joiners, soft hyphens. They are invisible, and bidi controls can make an
+    id display as another one."""
+    return any(unicodedata.category(char) == "Cf" for char in text)
+
+
+def has_visible_character(text: str) -> bool:
+    return any(unicodedata.category(char)[0] in _VISIBLE for char in text)
+
+
+def doc_id_problems(doc_id: str) -> Iterator[str]:
+    """Every rule `doc_id` breaks, each as "must ..."; the same rules as the gRPC API's."""
+    if not 1 <= len(doc_id) <= MAX_DOC_ID_CHARS:
+        yield f"must have 1 to {MAX_DOC_ID_CHARS} characters"
+        return
+    if has_control_characters(doc_id):
+        yield "must not contain control characters"
+    if has_format_characters(doc_id):
+        yield "must not contain format characters (bidi controls, zero-width characters)"
+    if not has_visible_character(doc_id):
+        yield "must contain a visible character"
 
 
 class PoisonEvent(ValueError):
@@ -129,8 +160,8 @@ def _parse(value: bytes, content_type: bytes) -> events_pb2.DocumentEvent:
 def _validate(event: events_pb2.DocumentEvent) -> DocumentChange:
     if not _WORKSPACE.match(event.workspace):
         raise PoisonEvent(f"invalid workspace {event.workspace!r}")
-    if not event.doc_id or len(event.doc_id) > MAX_DOC_ID_CHARS:
-        raise PoisonEvent(f"doc_id must have 1 to {MAX_DOC_ID_CHARS} characters")
+    for problem in doc_id_problems(event.doc_id):
+        raise PoisonEvent(f"doc_id {problem}")
     if event.version <= 0:
         raise PoisonEvent("version must be a positive integer")
     change = event.WhichOneof("change")

@@ -3,6 +3,7 @@
 Every step is idempotent, so a replayed or duplicated event leaves the index as one
 delivery would: a version not newer than the stored one is skipped unless the stored
 record says the work was interrupted (PROCESSING), and chunk writes are keyed by content.
+Deleting a document the index does not know is a no-op that leaves no record behind.
 """
 
 from __future__ import annotations
@@ -63,10 +64,15 @@ class DocumentIndexer:
         self._chunking = chunking
         self._ledger = ledger
 
-    async def apply(self, change: DocumentChange) -> DocumentRecord:
+    async def apply(self, change: DocumentChange) -> DocumentRecord | None:
+        """The document's record after the change; None for the delete of an unknown one."""
         attributes = own(workspace=change.workspace, version=change.version)
         with span("index_document", attributes=attributes) as current:
             stored = await self._docs.get(change.workspace, change.doc_id)
+            if stored is None and change.deleted:
+                log.debug("skip delete of %s: no such document", change.key)
+                annotate(current, state="unknown")
+                return None
             if stored is not None and is_stale(stored, change):
                 log.debug("skip %s v%d: stored v%d", change.key, change.version, stored.version)
                 annotate(current, state="skipped")

@@ -16,12 +16,12 @@ from typing import Any
 from google.protobuf.descriptor import EnumDescriptor
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from ragstream.common import events
 from ragstream.common.config import WORKSPACE_PATTERN
 from ragstream.query.transport.convert import decode_page_token
 
 MAX_PAGE_TOKEN_CHARS = 4096
 _TIMESTAMP_SECONDS = (-62_135_596_800, 253_402_300_799)  # 0001-01-01 .. 9999-12-31
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _WORKSPACE = re.compile(WORKSPACE_PATTERN)
 
 
@@ -55,8 +55,18 @@ def not_blank(value: str, limits: Limits) -> Iterator[Problem]:
 
 
 def no_control_characters(value: str, limits: Limits) -> Iterator[Problem]:
-    if _CONTROL.search(value):
+    if events.has_control_characters(value):
         yield "", "must not contain control characters"
+
+
+def no_format_characters(value: str, limits: Limits) -> Iterator[Problem]:
+    if events.has_format_characters(value):
+        yield "", "must not contain format characters (bidi controls, zero-width characters)"
+
+
+def visible(value: str, limits: Limits) -> Iterator[Problem]:
+    if value and not events.has_visible_character(value):
+        yield "", "must contain a visible character"
 
 
 def workspace(value: str, limits: Limits) -> Iterator[Problem]:

@@ -37,12 +37,14 @@ from ragstream.query.transport.checks import (
     length,
     mapping,
     no_control_characters,
+    no_format_characters,
     non_negative,
     not_blank,
     one_of,
     page_token,
     timestamp,
     unique_ids,
+    visible,
     workspace,
     zero_or_range,
 )
@@ -110,7 +112,7 @@ def _time_order(search_filter: Any) -> Iterator[Problem]:
 
 
 WORKSPACE = (workspace,)
-DOC_ID = (length(1, MAX_DOC_ID_CHARS), no_control_characters)
+DOC_ID = (length(1, MAX_DOC_ID_CHARS), no_control_characters, no_format_characters, visible)
 METADATA = (
     mapping(
         MAX_METADATA_ENTRIES,
