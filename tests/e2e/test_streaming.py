@@ -105,3 +105,37 @@ async def test_cancelling_the_call_cancels_the_upstream_request(
         await llm.log.wait_for(lambda log: log.cancelled["chat"] >= 1)
     assert llm.log.completed["chat"] == indexing_calls
     await channel.close(grace=None)
+
+
+async def test_cancelled_streams_leave_no_error_in_the_log(
+    serve: ServeProcess, llm: OpenAITestServer
+) -> None:
+    channel, first = await _request(serve.address)
+    first.cancel()
+    stub = query_pb2_grpc.QueryServiceStub(channel)
+    request = query_pb2.StreamQueryRequest(
+        workspace="stream",
+        query="What happened to the Tern S3?",
+        params=query_pb2.QueryParams(mode=query_pb2.QUERY_MODE_NAIVE, ll_keywords=["Tern S3"]),
+    )
+    codes = []
+    for n in range(20):
+        if n % 2 == 0:  # cancelled by the client after the first message
+            call = stub.StreamQuery(request)
+            await call.read()
+            call.cancel()
+            codes.append(grpc.StatusCode.CANCELLED)
+            continue
+        try:  # or cut off by its deadline, mid-answer
+            async for _ in stub.StreamQuery(request, timeout=0.3 + 0.05 * n):
+                pass
+        except grpc.aio.AioRpcError as error:
+            codes.append(error.code())
+    assert codes.count(grpc.StatusCode.DEADLINE_EXCEEDED) == 10
+    async with asyncio.timeout(10):  # every upstream request was given up
+        await llm.log.wait_for(lambda log: log.in_flight["chat"] == 0)
+    await asyncio.sleep(1.0)  # anything logged late, by a collector, would be in by now
+    await channel.close(grace=None)
+    text = serve.log_path.read_text(errors="replace")
+    assert llm.log.cancelled["chat"] >= 10
+    assert [line for line in text.splitlines() if "ERROR" in line or "Traceback" in line] == []
