@@ -1,6 +1,7 @@
 """Deadlines, overload and shutdown of `ragstream serve` against the OpenAI-compatible test
-server: a call past its deadline cancels the LLM request, a full queue refuses at once with a
-retry hint, and SIGTERM flips health before draining the calls in flight."""
+server: a call past its deadline cancels the LLM request, a full queue and a call that could
+not finish before its deadline are refused at once with a retry hint, and SIGTERM flips health
+before draining the calls in flight."""
 
 from __future__ import annotations
 
@@ -127,11 +128,13 @@ async def test_a_full_queue_refuses_at_once_with_a_retry_hint(
     assert max(ok) > 1.5  # two ran at once, two waited their turn in the queue
 
 
-async def timed(stub: query_pb2_grpc.QueryServiceAsyncStub) -> tuple[grpc.StatusCode, float, float]:
+async def timed(
+    stub: query_pb2_grpc.QueryServiceAsyncStub, timeout: float = 20
+) -> tuple[grpc.StatusCode, float, float]:
     """(status, seconds, RetryInfo delay in seconds or 0) of one Query."""
     started = time.monotonic()
     try:
-        await stub.Query(QUERY, timeout=20)
+        await stub.Query(QUERY, timeout=timeout)
     except grpc.aio.AioRpcError as error:
         hint = 0.0
         status = rpc_status.from_call(error)  # type: ignore[arg-type]
@@ -146,30 +149,32 @@ async def timed(stub: query_pb2_grpc.QueryServiceAsyncStub) -> tuple[grpc.Status
     return grpc.StatusCode.OK, time.monotonic() - started, 0.0
 
 
-async def test_a_queued_call_whose_deadline_passes_leaves_the_queue(
+async def test_a_call_that_cannot_finish_in_time_is_refused_at_once(
     tmp_path: Path, llm: OpenAITestServer
 ) -> None:
     env = {
         **llm_env(llm),
         "RAGSTREAM_SERVER__MAX_CONCURRENT_QUERIES": "1",
-        "RAGSTREAM_SERVER__MAX_QUEUED_QUERIES": "1",
+        "RAGSTREAM_SERVER__MAX_QUEUED_QUERIES": "4",
     }
     process = await serve(tmp_path, env)
     llm.set_latency("chat", 1.0)
     try:
         async with grpc.aio.insecure_channel(process.address) as channel:
             stub = query_pb2_grpc.QueryServiceStub(channel)
+            await stub.Query(QUERY, timeout=20)  # the server learns a query takes 1 s
             first = asyncio.ensure_future(stub.Query(QUERY, timeout=20))
-            await asyncio.sleep(0.2)
+            await llm.log.wait_for(lambda log: log.received["chat"] == 2)
             started = time.monotonic()
-            await expect_deadline(stub.Query(QUERY, timeout=0.3), started)
-            await asyncio.sleep(0.1)
-            third = await timed(stub)  # queued, not refused: the expired call left
+            hurried = await timed(stub, timeout=0.5)  # 1 s of wait, 1 s of work: no chance
+            patient = await timed(stub, timeout=20)  # queued, not refused
             assert (await first).answer.startswith("echo:")
     finally:
         await asyncio.to_thread(process.stop)
-    assert third[0] == grpc.StatusCode.OK
-    assert llm.log.received["chat"] == 2  # the expired call never reached the LLM
+    code, seconds, hint = hurried
+    assert code == grpc.StatusCode.RESOURCE_EXHAUSTED and seconds < 0.3 and hint > 0.3
+    assert time.monotonic() - started > 1.0 and patient[0] == grpc.StatusCode.OK
+    assert llm.log.received["chat"] == 3  # the refused call never reached the LLM
 
 
 async def test_sigterm_flips_health_then_drains_calls_in_flight(
