@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, TypeAlias
 
 import grpc
 import pytest
@@ -22,11 +23,13 @@ class Recorder(query_pb2_grpc.QueryServiceServicer):
 
     def __init__(self) -> None:
         self.calls = 0
+        self.workspaces: list[str] = []
 
     async def Retrieve(
         self, request: query_pb2.RetrieveRequest, context: Any
     ) -> query_pb2.RetrieveResponse:
         self.calls += 1
+        self.workspaces.append(request.workspace)
         if request.query == "slow":
             await asyncio.sleep(0.5)
         deadline = deadline_of(context.time_remaining())
@@ -34,10 +37,19 @@ class Recorder(query_pb2_grpc.QueryServiceServicer):
         return query_pb2.RetrieveResponse(notes=["none" if left is None else f"{left:.3f}"])
 
 
+Served: TypeAlias = "tuple[query_pb2_grpc.QueryServiceAsyncStub, Recorder]"
+
+
 @pytest.fixture
-async def stub() -> AsyncIterator[tuple[query_pb2_grpc.QueryServiceAsyncStub, Recorder]]:
+async def stub() -> AsyncIterator[Served]:
+    async with serving(Admission(QUERIES, 1, 0)) as served:
+        yield served
+
+
+@contextlib.asynccontextmanager
+async def serving(admission: Admission) -> AsyncIterator[Served]:
     recorder = Recorder()  # type: ignore[abstract]  # only Retrieve is exercised
-    gate = Gate(Limits(max_document_bytes=10), "default", None, {QUERIES: Admission(QUERIES, 1, 0)})
+    gate = Gate(Limits(max_document_bytes=10), "default", None, {QUERIES: admission})
     server = grpc.aio.server(interceptors=[GrpcGate(gate)])
     query_pb2_grpc.add_QueryServiceServicer_to_server(recorder, server)
     port = server.add_insecure_port("127.0.0.1:0")
@@ -81,3 +93,14 @@ async def test_a_busy_family_refuses_without_calling_the_handler(
     assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     await slow
     assert recorder.calls == 1
+
+
+async def test_one_workspace_flooding_the_queue_does_not_starve_another() -> None:
+    async with serving(Admission(QUERIES, 1, 10)) as (client, recorder):
+        slow = [query_pb2.RetrieveRequest(workspace="flood", query="slow") for _ in range(4)]
+        flood = [asyncio.ensure_future(client.Retrieve(r)) for r in slow]
+        await asyncio.sleep(0.2)  # one runs, three wait
+        quiet = await client.Retrieve(query_pb2.RetrieveRequest(workspace="quiet", query="q"))
+        await asyncio.gather(*flood)
+    assert quiet.notes == ["none"]
+    assert recorder.workspaces == ["flood", "flood", "quiet", "flood", "flood"]
