@@ -142,7 +142,7 @@ async def run_phase(address: str, phase: Phase, duration_s: float) -> Phase:
 async def index_corpus(address: str) -> None:
     documents, _ = read_all([REPO / "demo" / "corpus"])
     async with Client(address) as client:
-        published = await client.publish(WORKSPACE, documents)
+        published = (await client.publish(WORKSPACE, documents)).results
         await client.wait_until_done(WORKSPACE, published, timeout_s=600)
         await client.wait_until_current(WORKSPACE, timeout_s=600)
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
@@ -24,7 +25,47 @@ FINAL_STATES = (
     common_pb2.DOCUMENT_STATE_FAILED,
     common_pb2.DOCUMENT_STATE_DELETED,
 )
-PUBLISH_BATCH = 64
+DEFAULT_BATCH_MB = 4.0
+"""Publish requests stay under this size: a quarter of the server's default message limit
+(server.max_message_mb, 16 MB). The client cannot know the server's setting, so a request
+the server still finds too large is split in halves until it fits."""
+MAX_BATCH_DOCUMENTS = 1000
+"""Documents in one PublishDocuments call (the API's limit)."""
+_FIELD_OVERHEAD = 6
+"""Bytes a document adds to a request beyond its own encoding: tag and length prefix."""
+
+
+def batches(
+    documents: Sequence[ingest_pb2.DocumentInput], max_bytes: int, max_count: int
+) -> Iterator[list[ingest_pb2.DocumentInput]]:
+    """Consecutive runs of `documents` whose encoded size stays within `max_bytes` and whose
+    count within `max_count`; a document larger than `max_bytes` travels alone."""
+    batch: list[ingest_pb2.DocumentInput] = []
+    size = 0
+    for document in documents:
+        cost = document.ByteSize() + _FIELD_OVERHEAD
+        if batch and (size + cost > max_bytes or len(batch) == max_count):
+            yield batch
+            batch, size = [], 0
+        batch.append(document)
+        size += cost
+    if batch:
+        yield batch
+
+
+def too_large(error: grpc.aio.AioRpcError) -> bool:
+    """The server refused the request for its size (not for load, which is also
+    RESOURCE_EXHAUSTED)."""
+    code = error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    return code and "larger than max" in (error.details() or "")
+
+
+@dataclass
+class Published:
+    results: list[ingest_pb2.PublishResult] = field(default_factory=list)
+    """One per published document: its doc_id and the version the indexer will apply."""
+    too_large: list[str] = field(default_factory=list)
+    """Doc ids refused because even alone they exceed the server's message limit."""
 
 
 class BearerToken(
@@ -74,27 +115,45 @@ class Client:
         await self._channel.close(grace=None)
 
     async def publish(
-        self, workspace: str, documents: Sequence[FileDocument]
-    ) -> list[ingest_pb2.PublishResult]:
-        results: list[ingest_pb2.PublishResult] = []
-        for start in range(0, len(documents), PUBLISH_BATCH):
-            batch = documents[start : start + PUBLISH_BATCH]
-            request = ingest_pb2.PublishDocumentsRequest(
-                workspace=workspace,
-                documents=[
-                    ingest_pb2.DocumentInput(
-                        doc_id=d.doc_id,
-                        content=d.content,
-                        file_path=str(d.path),
-                        version=d.version,
-                        metadata=d.metadata,
-                    )
-                    for d in batch
-                ],
+        self,
+        workspace: str,
+        documents: Sequence[FileDocument],
+        batch_mb: float = DEFAULT_BATCH_MB,
+    ) -> Published:
+        """Publishes in requests of at most `batch_mb` MB. Publishing is idempotent per
+        (doc_id, version), and the version is the file's, so a batch may be sent again."""
+        inputs = [
+            ingest_pb2.DocumentInput(
+                doc_id=d.doc_id,
+                content=d.content,
+                file_path=str(d.path),
+                version=d.version,
+                metadata=d.metadata,
             )
+            for d in documents
+        ]
+        published = Published()
+        for batch in batches(inputs, int(batch_mb * 1024 * 1024), MAX_BATCH_DOCUMENTS):
+            await self._publish(workspace, batch, published)
+        return published
+
+    async def _publish(
+        self, workspace: str, batch: list[ingest_pb2.DocumentInput], published: Published
+    ) -> None:
+        request = ingest_pb2.PublishDocumentsRequest(workspace=workspace, documents=batch)
+        try:
             response = await self.ingest.PublishDocuments(request)
-            results.extend(response.results)
-        return results
+        except grpc.aio.AioRpcError as error:
+            if not too_large(error):
+                raise
+            if len(batch) == 1:
+                published.too_large.append(batch[0].doc_id)
+                return
+            half = len(batch) // 2
+            await self._publish(workspace, batch[:half], published)
+            await self._publish(workspace, batch[half:], published)
+            return
+        published.results.extend(response.results)
 
     async def wait_until_done(
         self,

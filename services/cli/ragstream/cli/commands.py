@@ -8,10 +8,11 @@ from pathlib import Path
 import grpc
 from google.protobuf import json_format
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import Progress
 from rich.table import Table
 
-from ragstream.cli.client import Client
+from ragstream.cli.client import DEFAULT_BATCH_MB, Client
 from ragstream.cli.context import print_context
 from ragstream.cli.files import read_all
 from ragstream.cli.report import err, print_rpc_failure, print_skipped
@@ -38,28 +39,36 @@ def state_name(state: int) -> str:
 
 
 async def ingest(
-    server: str, workspace: str, paths: list[Path], wait: bool, timeout_s: float
+    server: str,
+    workspace: str,
+    paths: list[Path],
+    wait: bool,
+    timeout_s: float,
+    batch_mb: float = DEFAULT_BATCH_MB,
 ) -> int:
     documents, errors = read_all(paths)
     print_skipped(errors)
     try:
         async with Client(server) as client:
-            published = await client.publish(workspace, documents)
-            out.print(f"published {len(published)} documents to workspace '{workspace}'")
-            if wait and published:
-                statuses = await _wait(client, workspace, published, timeout_s)
+            published = await client.publish(workspace, documents, batch_mb)
+            for doc_id in published.too_large:
+                err.print(f"[red]skipped[/red] {escape(doc_id)}: larger than the server's limit")
+            results = published.results
+            out.print(f"published {len(results)} documents to workspace '{workspace}'")
+            skipped = len(errors) + len(published.too_large)
+            if wait and results:
+                statuses = await _wait(client, workspace, results, timeout_s)
                 failed = [s for s in statuses if s.state == common_pb2.DOCUMENT_STATE_FAILED]
                 for s in failed:
                     err.print(f"[red]failed[/red] {s.doc_id}: {s.error}")
                 out.print(f"indexed {len(statuses) - len(failed)}, failed {len(failed)}")
-                errors_total = len(errors) + len(failed)
-                return 1 if errors_total else 0
+                return 1 if skipped + len(failed) else 0
     except grpc.aio.AioRpcError as exc:
         return _rpc_error(exc, server)
     except TimeoutError as exc:
         err.print(f"[red]error[/red]: {exc} after {timeout_s:g} s: see `ragstream status`")
         return 2
-    return 1 if errors else 0
+    return 1 if skipped else 0
 
 
 async def _wait(

@@ -65,7 +65,7 @@ async def ingest_and_ask(address: str, corpus: Path, questions: list[dict[str, s
     print_skipped(errors)
     async with Client(address) as client:
         started = time.monotonic()
-        published = await client.publish(WORKSPACE, documents)
+        published = (await client.publish(WORKSPACE, documents)).results
         out.print(f"published {len(published)} documents through the event log")
         statuses = await client.wait_until_done(WORKSPACE, published, timeout_s=240)
         chunks = sum(s.chunk_count for s in statuses)

@@ -130,6 +130,15 @@ def ingest(
             "configured Kafka document topic (--wait then asks --server for the status).",
         ),
     ] = "grpc",
+    batch_mb: Annotated[
+        float,
+        typer.Option(
+            "--batch-mb",
+            min=0.001,
+            help="Largest publish request in MB; keep it under the server's "
+            "server.max_message_mb (requests it still refuses as too large are split).",
+        ),
+    ] = 4.0,
     config: ConfigOpt = None,
 ) -> None:
     """Publish files as document events (re-ingesting a changed file updates it)."""
@@ -141,7 +150,7 @@ def ingest(
     _choice("--bus", bus, ("grpc", "kafka"))
     from ragstream.cli.commands import ingest as run
 
-    sys.exit(asyncio.run(run(server, workspace, paths, wait, timeout)))
+    sys.exit(asyncio.run(run(server, workspace, paths, wait, timeout, batch_mb)))
 
 
 @app.command()
