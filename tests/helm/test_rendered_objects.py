@@ -264,7 +264,8 @@ def test_every_setting_reaches_the_container_and_loads(
 def test_every_default_value_is_what_the_product_loads(
     render: Render, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The ConfigMap's text for each value parses back to the value itself."""
+    """The ConfigMap's text for each value parses back to the value itself; a null value
+    sets nothing, so the product's own default applies (e.g. sizes from the pod's cores)."""
     env = container_env(render("default"), "query")
     settings = container_settings(env, monkeypatch).model_dump(mode="json")
     defaults = yaml.safe_load((CHART / "values.yaml").read_text())["config"]
@@ -273,6 +274,9 @@ def test_every_default_value_is_what_the_product_loads(
             assert settings[section] == fields, section
             continue
         for field, value in fields.items():
+            if value is None:
+                assert f"RAGSTREAM_{section}__{field}".upper() not in env, f"{section}.{field}"
+                continue
             loaded = settings[section][field]
             if isinstance(value, dict):  # a nested section: the values it sets
                 loaded = {name: loaded[name] for name in value}

@@ -3,7 +3,9 @@
 Every step is idempotent, so a replayed or duplicated event leaves the index as one
 delivery would: a version not newer than the stored one is skipped unless the stored
 record says the work was interrupted (PROCESSING), and chunk writes are keyed by content.
-Deleting a document the index does not know is a no-op that leaves no record behind.
+Deleting a document the index does not know, or has already deleted, is a no-op: it leaves
+no record behind, and a retried delete (whose version is the time the server received it)
+changes nothing.
 """
 
 from __future__ import annotations
@@ -69,10 +71,10 @@ class DocumentIndexer:
         attributes = own(workspace=change.workspace, version=change.version)
         with span("index_document", attributes=attributes) as current:
             stored = await self._docs.get(change.workspace, change.doc_id)
-            if stored is None and change.deleted:
-                log.debug("skip delete of %s: no such document", change.key)
-                annotate(current, state="unknown")
-                return None
+            if change.deleted and (stored is None or stored.state is DocState.DELETED):
+                log.debug("skip delete of %s: not in the index", change.key)
+                annotate(current, state="skipped")
+                return stored
             if stored is not None and is_stale(stored, change):
                 log.debug("skip %s v%d: stored v%d", change.key, change.version, stored.version)
                 annotate(current, state="skipped")
