@@ -94,8 +94,8 @@ func (DocumentState) EnumDescriptor() ([]byte, []int) {
 // filter matches every document.
 type SearchFilter struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Only these documents (empty: all documents). At most 1000 ids, each 1 to
-	// 512 characters without control characters.
+	// Only these documents (empty: all documents). At most 1000 ids, each as
+	// DocumentInput.doc_id describes.
 	DocIds []string `protobuf:"bytes,1,rep,name=doc_ids,json=docIds,proto3" json:"doc_ids,omitempty"`
 	// Metadata equality: every key must be present on the document with exactly
 	// this value (case-sensitive). At most 64 entries; keys 1 to 128 characters,

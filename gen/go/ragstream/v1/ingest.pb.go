@@ -25,8 +25,9 @@ const (
 // One document to index, whole.
 type DocumentInput struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The document's stable id, 1 to 512 characters without control characters;
-	// unique within one request.
+	// The document's stable id, 1 to 512 characters with at least one visible
+	// one and no control or format characters (Unicode Cc, Cf: e.g. bidi
+	// controls); unique within one request.
 	DocId string `protobuf:"bytes,1,opt,name=doc_id,json=docId,proto3" json:"doc_id,omitempty"`
 	// The document's text. At most the server's `indexer.max_document_bytes`
 	// (default 10,000,000) bytes of UTF-8. Blank text is accepted here and marks
@@ -38,8 +39,9 @@ type DocumentInput struct {
 	// keys 1 to 128 characters, values at most 1024.
 	Metadata map[string]string `protobuf:"bytes,4,rep,name=metadata,proto3" json:"metadata,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// Must grow with every change of the document; an event whose version is not
-	// above the indexed one is ignored. 0: the server assigns the current time in
-	// nanoseconds. Must not be negative.
+	// above the indexed one is ignored, so resending the same version is safe.
+	// 0: the server assigns the current time in nanoseconds (a resent batch is
+	// then a new version). Must not be negative.
 	Version int64 `protobuf:"varint,5,opt,name=version,proto3" json:"version,omitempty"`
 	// When the document was written; used by SearchFilter time ranges. Unset: the
 	// time of publishing.
@@ -283,7 +285,7 @@ type DeleteDocumentsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The workspace, as in PublishDocumentsRequest. Empty: the server's default.
 	Workspace string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
-	// 1 to 1000 distinct ids, each 1 to 512 characters without control characters.
+	// 1 to 1000 distinct ids, each as DocumentInput.doc_id describes.
 	DocIds        []string `protobuf:"bytes,2,rep,name=doc_ids,json=docIds,proto3" json:"doc_ids,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -385,7 +387,7 @@ type GetDocumentStatusRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The workspace, as in PublishDocumentsRequest. Empty: the server's default.
 	Workspace string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
-	// At most 1000 ids, each 1 to 512 characters without control characters.
+	// At most 1000 ids, each as DocumentInput.doc_id describes.
 	DocIds        []string `protobuf:"bytes,2,rep,name=doc_ids,json=docIds,proto3" json:"doc_ids,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -42,12 +42,15 @@ const (
 // workspace; DEADLINE_EXCEEDED when the call's deadline passes first.
 type IngestServiceClient interface {
 	// Publishes an upsert event per document (the whole new content of each).
-	// Also RESOURCE_EXHAUSTED, with a google.rpc.RetryInfo delay, when the
-	// server's publish queue is full.
+	// Idempotent per (doc_id, version): an event whose version is not above the
+	// indexed one changes nothing, so a client may resend a batch after
+	// DEADLINE_EXCEEDED. Also RESOURCE_EXHAUSTED, with a google.rpc.RetryInfo
+	// delay, when the server's publish queue is full or the call could not
+	// finish before its deadline.
 	PublishDocuments(ctx context.Context, in *PublishDocumentsRequest, opts ...grpc.CallOption) (*PublishDocumentsResponse, error)
-	// Publishes a delete event per document id. An id the index does not know is
-	// deleted all the same (nothing to remove). Also RESOURCE_EXHAUSTED, as for
-	// PublishDocuments.
+	// Publishes a delete event per document id. An id the index does not hold
+	// (never published, or already deleted) is a no-op: the call succeeds and no
+	// record is created. Also RESOURCE_EXHAUSTED, as for PublishDocuments.
 	DeleteDocuments(ctx context.Context, in *DeleteDocumentsRequest, opts ...grpc.CallOption) (*DeleteDocumentsResponse, error)
 	// The indexing status of the given documents.
 	GetDocumentStatus(ctx context.Context, in *GetDocumentStatusRequest, opts ...grpc.CallOption) (*GetDocumentStatusResponse, error)
@@ -132,12 +135,15 @@ func (c *ingestServiceClient) GetIndexingProgress(ctx context.Context, in *GetIn
 // workspace; DEADLINE_EXCEEDED when the call's deadline passes first.
 type IngestServiceServer interface {
 	// Publishes an upsert event per document (the whole new content of each).
-	// Also RESOURCE_EXHAUSTED, with a google.rpc.RetryInfo delay, when the
-	// server's publish queue is full.
+	// Idempotent per (doc_id, version): an event whose version is not above the
+	// indexed one changes nothing, so a client may resend a batch after
+	// DEADLINE_EXCEEDED. Also RESOURCE_EXHAUSTED, with a google.rpc.RetryInfo
+	// delay, when the server's publish queue is full or the call could not
+	// finish before its deadline.
 	PublishDocuments(context.Context, *PublishDocumentsRequest) (*PublishDocumentsResponse, error)
-	// Publishes a delete event per document id. An id the index does not know is
-	// deleted all the same (nothing to remove). Also RESOURCE_EXHAUSTED, as for
-	// PublishDocuments.
+	// Publishes a delete event per document id. An id the index does not hold
+	// (never published, or already deleted) is a no-op: the call succeeds and no
+	// record is created. Also RESOURCE_EXHAUSTED, as for PublishDocuments.
 	DeleteDocuments(context.Context, *DeleteDocumentsRequest) (*DeleteDocumentsResponse, error)
 	// The indexing status of the given documents.
 	GetDocumentStatus(context.Context, *GetDocumentStatusRequest) (*GetDocumentStatusResponse, error)

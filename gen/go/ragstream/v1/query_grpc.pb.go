@@ -35,7 +35,8 @@ const (
 // is sent; INVALID_ARGUMENT with a google.rpc.BadRequest naming each broken
 // field; PERMISSION_DENIED when the token does not grant the request's
 // workspace; RESOURCE_EXHAUSTED, with a google.rpc.RetryInfo delay, when the
-// server's query queue is full; DEADLINE_EXCEEDED when the call's deadline
+// server's query queue is full or the call could not finish before its
+// deadline; DEADLINE_EXCEEDED when the call's deadline
 // passes first (the deadline also cancels the search, embedding, LLM and
 // reranker calls beneath it).
 type QueryServiceClient interface {
@@ -108,7 +109,8 @@ func (c *queryServiceClient) Retrieve(ctx context.Context, in *RetrieveRequest, 
 // is sent; INVALID_ARGUMENT with a google.rpc.BadRequest naming each broken
 // field; PERMISSION_DENIED when the token does not grant the request's
 // workspace; RESOURCE_EXHAUSTED, with a google.rpc.RetryInfo delay, when the
-// server's query queue is full; DEADLINE_EXCEEDED when the call's deadline
+// server's query queue is full or the call could not finish before its
+// deadline; DEADLINE_EXCEEDED when the call's deadline
 // passes first (the deadline also cancels the search, embedding, LLM and
 // reranker calls beneath it).
 type QueryServiceServer interface {
