@@ -36,8 +36,6 @@ from ragstream.common.cores import available_cores
 from ragstream.common.listen import ListenError, parse_listen
 
 WORKSPACE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
-QUERIES_PER_CORE = 4
-QUEUED_QUERIES_PER_CORE = 16
 
 
 class Section(BaseModel):
@@ -49,17 +47,10 @@ class ServerConfig(Section):
     """host:port (or [ipv6]:port) of the gRPC server."""
     max_message_mb: int = Field(16, ge=1, le=256)
     """Largest request or response message."""
-    max_concurrent_queries: int = Field(
-        default_factory=lambda: QUERIES_PER_CORE * available_cores(), ge=1
-    )
-    """Queries answered at once; more wait in the queue. Default: 4 per usable core. A query
-    needs the CPU for retrieval and waits for the LLM; beyond this, extra calls queue for the
-    event loop instead, where no deadline is checked."""
-    max_queued_queries: int = Field(
-        default_factory=lambda: QUEUED_QUERIES_PER_CORE * available_cores(), ge=0
-    )
-    """Queries allowed to wait (default: 16 per usable core); beyond that, and whenever the
-    estimated wait leaves too little of its deadline, a query gets RESOURCE_EXHAUSTED."""
+    max_concurrent_queries: int = Field(default_factory=lambda: 4 * available_cores(), ge=1)
+    """Queries answered at once (default: 4 per usable core); more wait in the queue."""
+    max_queued_queries: int = Field(default_factory=lambda: 16 * available_cores(), ge=0)
+    """Queries allowed to wait (default: 16 per usable core); beyond: RESOURCE_EXHAUSTED."""
     max_concurrent_publishes: int = Field(16, ge=1)
     """PublishDocuments and DeleteDocuments calls served at once; more wait in the queue."""
     max_queued_publishes: int = Field(64, ge=0)

@@ -6,6 +6,9 @@ at once, with RESOURCE_EXHAUSTED and a hint of when to retry, when it would wait
 deadline leaves too little time for the wait plus its own service time, both estimated from
 recent service times (`ServiceTimes`). Starting work that cannot finish in time only delays
 the calls behind it, so it is better refused in microseconds than timed out in seconds.
+The query defaults (`server.max_concurrent_queries`, 4 per usable core) keep the CPU busy
+while queries wait for the LLM, and no more: calls admitted beyond that wait for the event
+loop instead, where no deadline is checked and every call slows down.
 
 Fairness: the queue is a FIFO per workspace, and a freed slot goes to the workspaces in
 turn (round robin), so a flood from one tenant delays another by at most one call per
