@@ -208,3 +208,21 @@ async def test_a_slot_handed_to_a_call_that_just_gave_up_goes_to_the_next() -> N
 def test_rejects_impossible_sizes() -> None:
     with pytest.raises(ValueError, match="queries"):
         Admission("queries", concurrency=0, queue=1)
+
+
+async def test_after_a_full_spell_a_call_short_of_time_is_refused_despite_a_free_slot() -> None:
+    admission = Admission("queries", concurrency=1, queue=5)
+    admission.times = ServiceTimes(mean_s=1.0)
+    release = asyncio.Event()
+    entered: list[int] = []
+    running = asyncio.create_task(hold(admission, release, entered, 0))
+    await settle()
+    queued = asyncio.create_task(hold(admission, release, entered, 1))  # finds it full
+    await settle()
+    release.set()
+    await asyncio.gather(running, queued)
+    with pytest.raises(Overloaded):  # its time went waiting for the CPU behind the others
+        async with admission.slot("", time_left_s=0.3):
+            pass
+    async with admission.slot("", time_left_s=3.0):
+        assert admission.running == 1

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import random
 import time
 from collections import deque
@@ -110,6 +111,8 @@ class Admission:
         self.running = 0
         self.rejected = 0
         self.times = ServiceTimes()
+        self._full_at = -math.inf
+        """When a call last found every slot taken."""
         self._queues: dict[str, deque[_Waiter]] = {}
         self._turns: deque[str] = deque()
 
@@ -124,8 +127,9 @@ class Admission:
         """Holds one slot for the block, or raises Overloaded. Cancellation while queued
         (deadline, client gone) gives the place up."""
         if self.running < self.concurrency and not self._queues:
-            self.running += 1
+            self._start_now(time_left_s)
         else:
+            self._full_at = time.monotonic()
             await self._wait(workspace, time_left_s)
         started = time.monotonic()
         try:
@@ -141,6 +145,18 @@ class Admission:
             self.times.observe(time.monotonic() - started)
         finally:
             self._release()
+
+    def _start_now(self, time_left_s: float | None) -> None:
+        """Takes a free slot, unless the call has too little time left while the family has
+        just been full: then the time it lost before it got here was spent queueing for the
+        CPU behind other calls, so it is refused as they would have been. An idle family
+        runs any call: a deadline too short for the service is not overload."""
+        expected_s = self.times.expected_s
+        short = time_left_s is not None and time_left_s < expected_s
+        if short and time.monotonic() - self._full_at < expected_s:
+            wait_s = expected_wait(0, self.concurrency, self.times.mean_s)
+            self._refuse(retry_hint(wait_s, expected_s, time_left_s))
+        self.running += 1
 
     async def _wait(self, workspace: str, time_left_s: float | None) -> None:
         sizes = {w: len(q) for w, q in self._queues.items()}
