@@ -15,6 +15,7 @@ from ragstream.common.providers.embedding import Matrix, build_embedder, hash_em
 from ragstream.common.providers.gate import LanguageGate
 from ragstream.common.storage.sqlite import Database, SqliteSearchStore
 from ragstream.common.text.analyzer import analyze
+from ragstream.common.text.chunking import chunk_text
 from ragstream.common.text.language import ANY, parse_languages, script_shares, served
 from ragstream.indexer.stages.chunk import chunk_document
 from ragstream.indexer.stages.write import write_chunks
@@ -192,3 +193,16 @@ def test_the_multilingual_weights_are_pinned(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(e5, "MODEL_SHA256", "0" * 64)
     with pytest.raises(ProviderError, match="expected 0000"):
         e5.model_path()
+
+
+async def test_semantic_chunking_cuts_unserved_documents_by_tokens() -> None:
+    inner = Recording()
+    embedder = LanguageGate(inner)
+    cfg = ChunkingConfig.model_validate(
+        {"strategy": "semantic", "chunk_tokens": 24, "overlap_tokens": 4}
+    )
+    text = "。".join([DOCS["zh-parrot"], DOCS["zh-weather"]] * 4)
+    chunked = await chunk_document("ws", "zh", text, "zh", cfg, embedder)
+    tokens = [piece.content for piece in chunk_text(text, cfg)]
+    assert [c.content for c in chunked] == list(dict.fromkeys(tokens))
+    assert inner.calls == []  # no sentence was embedded
