@@ -90,6 +90,7 @@ class Timed:
     def __init__(self, inner: Embedder, calls: list[Timing]) -> None:
         self.inner = inner
         self.name = inner.name
+        self.languages = inner.languages
         self.calls = calls
 
     @property

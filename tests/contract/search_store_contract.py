@@ -266,6 +266,20 @@ class SearchStoreContract:
         )
         assert ids(kept) == ["exact", "near"]
 
+    async def test_a_zero_vector_is_found_by_bm25_only(self, store: SearchStore) -> None:
+        # A text the embedder does not serve is written with a zero vector (providers/gate.py).
+        zero = np.zeros(DIM, dtype=np.float32)
+        await self._upsert(
+            store,
+            [
+                record("unserved", ["鹦鹉"], vector=zero),
+                record("far", ["fish"], vector=unit(0.0, 1.0)),
+            ],
+        )
+        hits = await store.search_vector(Collection.CHUNKS, WS, unit(1.0), NO_FILTER, 10, -1.0)
+        assert ids(hits) == ["far"]
+        assert ids(await self._search(store, "terms", terms=["鹦鹉"])) == ["unserved"]
+
     async def test_vector_search_normalizes_what_it_is_given(self, store: SearchStore) -> None:
         await self._upsert(store, [record("r1", vector=(3.0 * unit(1.0, 1.0)).astype(np.float32))])
         query = (5.0 * unit(1.0, 1.0)).astype(np.float32)

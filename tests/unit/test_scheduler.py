@@ -35,6 +35,7 @@ class Recording:
         self.inner = HashEmbedder(DIMENSIONS)
         self.name = self.inner.name
         self.dimensions = self.inner.dimensions
+        self.languages = self.inner.languages
         self.calls: list[list[str]] = []
         self.gate = asyncio.Event()
         self.gate.set()

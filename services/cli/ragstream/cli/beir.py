@@ -2,8 +2,10 @@
 
 The corpus goes through the indexer's own chunk-and-write path into the configured search
 backend (storage.search; each document is `title + " " + text`), in the workspace `beir`;
-queries go through the query service's own hybrid search. A document's score is that of its
-best chunk. The index is kept (for the embedded store in `--index-dir`), with a marker record
+queries go through the query service's own hybrid search (100 candidates from each search,
+fused with query.rrf_k), one at a time (the query embedded, then searched), and each query's
+time is measured. A document's score is that of its best
+chunk. The index is kept (for the embedded store in `--index-dir`), with a marker record
 naming the embedding model, so the three retrievers can be compared without embedding the
 corpus three times.
 """
@@ -44,6 +46,17 @@ class BeirData:
     corpus_path: Path
     queries: dict[str, str]
     qrels: dict[str, dict[str, int]]
+
+
+@dataclass(frozen=True, slots=True)
+class Ranked:
+    """Each query's ranked document ids, and the seconds its retrieval took."""
+
+    rankings: dict[str, list[str]]
+    seconds: dict[str, float]
+    embedding: str
+    built: bool = False
+    """Whether this run built the index (False: an index already there was reused)."""
 
 
 class DatasetError(ValueError):
@@ -116,26 +129,56 @@ async def build_index(
 async def rank(
     store: SearchStore, embedder: Embedder, data: BeirData, retriever: Retriever
 ) -> dict[str, list[str]]:
-    ids = list(data.queries)
-    vectors = await embedder.embed([data.queries[q] for q in ids])
-    rankings: dict[str, list[str]] = {}
-    for query_id, vector in zip(ids, vectors, strict=True):
+    return (await timed_rank(store, embedder, data, retriever)).rankings
+
+
+async def timed_rank(
+    store: SearchStore,
+    embedder: Embedder,
+    data: BeirData,
+    retriever: Retriever,
+    rrf_k: int = 60,
+) -> Ranked:
+    """Each query embedded and searched on its own, timed from the embedding to the hits.
+
+    One query runs untimed first, so the model's and the vector index's loading (on first
+    use) count in no query's time."""
+
+    async def search(text: str) -> list[str]:
+        [vector] = await embedder.embed([text])
         spec = SearchSpec(
             WORKSPACE,
-            analyze(data.queries[query_id]),
+            analyze(text),
             vector,
             SearchFilter(),
             candidates=100,
             limit=100,
+            rrf_k=rrf_k,
             retriever=retriever,
         )
-        ranked: list[str] = []
-        for hit in await hybrid_search(store, Collection.CHUNKS, spec):
-            doc = hit.record.doc_ids[0]
-            if doc not in ranked:
-                ranked.append(doc)
-        rankings[query_id] = ranked
-    return rankings
+        hits = await hybrid_search(store, Collection.CHUNKS, spec)
+        return list(dict.fromkeys(hit.record.doc_ids[0] for hit in hits))
+
+    rankings: dict[str, list[str]] = {}
+    seconds: dict[str, float] = {}
+    for text in list(data.queries.values())[:1]:
+        await search(text)
+    for query_id, text in data.queries.items():
+        started = time.perf_counter()
+        rankings[query_id] = await search(text)
+        seconds[query_id] = time.perf_counter() - started
+    return Ranked(rankings, seconds, embedder.name)
+
+
+async def evaluate_beir(settings: Settings, data: BeirData, retriever: Retriever) -> Ranked:
+    """Indexes the corpus unless a complete index is there, then ranks every query."""
+    embedder = build_embedder(settings.embedding)
+    async with contextlib.AsyncExitStack() as stack:
+        stack.push_async_callback(embedder.close)
+        stores = await open_stores(Opening(settings, stack, embedder))
+        built = await ensure_index(stores, embedder, data.corpus_path, settings)
+        ranked = await timed_rank(stores.search, embedder, data, retriever, settings.query.rrf_k)
+    return Ranked(ranked.rankings, ranked.seconds, ranked.embedding, built)
 
 
 async def run_beir(
@@ -148,25 +191,20 @@ async def run_beir(
     index_dir: Path | None,
 ) -> None:
     """`data`: the dataset at `data_dir`, as `open_dataset` checked and read it."""
-    embedder = build_embedder(settings.embedding)
     if settings.storage.search == "sqlite":
         directory = index_dir or Path(settings.data_dir) / "beir-index"
         settings = settings.model_copy(update={"data_dir": directory})
-    async with contextlib.AsyncExitStack() as stack:
-        stack.push_async_callback(embedder.close)
-        stores = await open_stores(Opening(settings, stack, embedder))
-        await ensure_index(stores, embedder, data.corpus_path, settings)
-        rankings = await rank(stores.search, embedder, data, retriever)
+    ranked = await evaluate_beir(settings, data, retriever)
     report = {
         "dataset": data_dir.name,
         "split": split,
-        "retriever": retriever,
+        "retriever": retriever.value,
         "backend": settings.storage.search,
-        "embedding": embedder.name,
-        "queries": len(rankings),
-        "ndcg@10": _mean(ndcg_at_k(rankings[q], data.qrels[q], 10) for q in rankings),
-        "recall@10": _mean(recall_at_k(rankings[q], data.qrels[q], 10) for q in rankings),
-        "recall@100": _mean(recall_at_k(rankings[q], data.qrels[q], 100) for q in rankings),
+        "embedding": ranked.embedding,
+        "queries": len(ranked.rankings),
+        **scores(
+            ranked.rankings, data.qrels, {"ndcg@10": 10}, {"recall@10": 10, "recall@100": 100}
+        ),
     }
     if as_json:
         print(json.dumps(report))
@@ -175,13 +213,29 @@ async def run_beir(
             print(f"{key}: {value:.4f}" if isinstance(value, float) else f"{key}: {value}")
 
 
+def scores(
+    rankings: dict[str, list[str]],
+    qrels: dict[str, dict[str, int]],
+    ndcg: dict[str, int],
+    recall: dict[str, int],
+) -> dict[str, float]:
+    """Mean nDCG and recall over the queries, at the cut-offs named (name: k)."""
+    found: dict[str, float] = {}
+    for name, k in ndcg.items():
+        found[name] = _mean(ndcg_at_k(rankings[q], qrels[q], k) for q in rankings)
+    for name, k in recall.items():
+        found[name] = _mean(recall_at_k(rankings[q], qrels[q], k) for q in rankings)
+    return found
+
+
 async def ensure_index(
     stores: Stores, embedder: Embedder, corpus: Path, settings: Settings
-) -> None:
-    """Builds the index unless a complete one for this embedding model is there."""
+) -> bool:
+    """Builds the index unless a complete one for this embedding model is there; True when
+    it built one."""
     marker = await stores.docs.get(WORKSPACE, MARKER)
     if marker is not None and marker.content_hash == embedder.name:
-        return
+        return False
     started = time.monotonic()
     await build_index(stores.search, embedder, corpus, settings)
     refresh = getattr(stores.search, "refresh", None)
@@ -190,6 +244,7 @@ async def ensure_index(
     done = DocumentRecord(WORKSPACE, MARKER, 1, DocState.PROCESSED, content_hash=embedder.name)
     await stores.docs.put(done)
     out.print(f"indexed in {time.monotonic() - started:.0f} s")
+    return True
 
 
 def _mean(values: Iterator[float]) -> float:

@@ -283,6 +283,39 @@ def eval_multihop(
         asyncio.run(run_multihop(settings, data, dataset, chosen, as_json))
 
 
+@eval_app.command("compare")
+def eval_compare(
+    data: Annotated[Path, typer.Option("--data", help="Evaluation set folder (BEIR format).")],
+    configs: Annotated[
+        list[Path], typer.Option("--config", help="A named configuration (TOML); two or more.")
+    ],
+    kind: Annotated[str, typer.Option("--set", help="beir|multihop")] = "beir",
+    retriever: Annotated[
+        str, typer.Option("--retriever", help="beir: bm25|dense|hybrid")
+    ] = "hybrid",
+    mode: Annotated[str, typer.Option("--mode", "-m", help="multihop: query mode")] = "mix",
+    recall_k: Annotated[int, typer.Option("--recall-k", help="k of recall@k.")] = 10,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+    index_root: Annotated[
+        Path, typer.Option("--index-root", help="Indices kept (and reused) here.")
+    ] = Path("ragstream-eval-indexes"),
+) -> None:
+    """nDCG@10, recall@k and latency of one set under several configurations, side by side."""
+    from ragstream.cli.beir import DatasetError, open_dataset
+    from ragstream.cli.compare import Configuration, SetKind, check, run_compare
+
+    chosen = SetKind(_choice("--set", kind, tuple(SetKind)))
+    loaded = [Configuration(path.stem, path, _settings(path)) for path in configs]
+    how = retriever if chosen is SetKind.BEIR else mode
+    try:
+        check(loaded, chosen, how, recall_k)
+        dataset = open_dataset(data, "test")
+    except (ValueError, DatasetError) as exc:
+        _fail(str(exc))
+    with _reported():
+        asyncio.run(run_compare(loaded, chosen, data, dataset, how, index_root, recall_k, as_json))
+
+
 @app.command()
 def demo(
     corpus: Annotated[Path, typer.Option("--corpus", help="Folder of demo documents.")] = Path(

@@ -1,9 +1,9 @@
 """`ragstream eval multihop`: passage recall@2 and @5 of a query mode on a multi-hop set.
 
 Passages go through the whole indexing pipeline (chunks, extraction, graph merge) on the
-embedded backends; questions go through the query service's own retrieval. A passage's
-rank is that of its first chunk in the context. Recall@k as in HippoRAG: the mean over
-questions of |gold in top k| / |gold|.
+embedded backends; questions go through the query service's own retrieval, each timed. A
+passage's rank is that of its first chunk in the context. Recall@k as in HippoRAG: the mean
+over questions of |gold in top k| / |gold|.
 """
 
 from __future__ import annotations
@@ -16,11 +16,10 @@ from pathlib import Path
 
 from rich.console import Console
 
-from ragstream.cli.beir import BeirData
+from ragstream.cli.beir import BeirData, Ranked, scores
 from ragstream.cli.local_index import publish, running_indexer, wait_current
 from ragstream.common.config import Settings
 from ragstream.common.events import DocumentChange
-from ragstream.common.metrics import recall_at_k
 from ragstream.common.timing import StageTimer
 from ragstream.query.main import build_engine
 from ragstream.query.transport.convert import query_options
@@ -41,13 +40,12 @@ def passages(corpus: Path) -> Iterator[DocumentChange]:
             yield DocumentChange(WORKSPACE, row["_id"], 1, False, text, row["_id"])
 
 
-async def run_multihop(
-    settings: Settings, data_dir: Path, data: BeirData, mode: Mode, as_json: bool
-) -> None:
-    """`data`: the set at `data_dir`, as `open_dataset` checked and read it (split test)."""
+async def evaluate_multihop(settings: Settings, data: BeirData, mode: Mode) -> Ranked:
+    """Indexes the passages into settings.data_dir unless done before, then retrieves."""
     marker = settings.data_dir / "INDEX_COMPLETE"
+    built = not marker.exists()
     async with running_indexer(settings) as backends:
-        if not marker.exists():
+        if built:
             started = time.monotonic()
             count = await publish(backends, passages(data.corpus_path))
             out.print(f"indexing {count} passages (chunks, graph) ...")
@@ -59,21 +57,28 @@ async def run_multihop(
             query_options(query_pb2.QueryParams(chunk_top_k=10), settings.query), mode=mode
         )
         rankings: dict[str, list[str]] = {}
+        seconds: dict[str, float] = {}
         for query_id, text in data.queries.items():
+            began = time.perf_counter()
             retrieval = await engine.retrieve(QueryInput(WORKSPACE, text, options), StageTimer())
+            seconds[query_id] = time.perf_counter() - began
             rankings[query_id] = list(dict.fromkeys(c.doc_id for c in retrieval.chunks))
+    return Ranked(rankings, seconds, backends.providers.embeddings.name, built)
+
+
+async def run_multihop(
+    settings: Settings, data_dir: Path, data: BeirData, mode: Mode, as_json: bool
+) -> None:
+    """`data`: the set at `data_dir`, as `open_dataset` checked and read it (split test)."""
+    ranked = await evaluate_multihop(settings, data, mode)
+    qrels = data.qrels
     report = {
-        "dataset": data_dir.name, "mode": mode, "queries": len(rankings),
-        "embedding": backends.providers.embeddings.name,
-        "recall@2": _mean([recall_at_k(rankings[q], data.qrels[q], 2) for q in rankings]),
-        "recall@5": _mean([recall_at_k(rankings[q], data.qrels[q], 5) for q in rankings]),
+        "dataset": data_dir.name, "mode": mode.value, "queries": len(ranked.rankings),
+        "embedding": ranked.embedding,
+        **scores(ranked.rankings, qrels, {}, {"recall@2": 2, "recall@5": 5}),
     }  # fmt: skip
     if as_json:
         print(json.dumps(report))
     else:
         for key, value in report.items():
             print(f"{key}: {value:.4f}" if isinstance(value, float) else f"{key}: {value}")
-
-
-def _mean(values: list[float]) -> float:
-    return sum(values) / len(values) if values else 0.0

@@ -34,6 +34,7 @@ from ragstream.common.config_kafka import KafkaSecurityConfig
 from ragstream.common.config_rerank import RerankConfig
 from ragstream.common.cores import available_cores
 from ragstream.common.listen import ListenError, parse_listen
+from ragstream.common.text.language import parse_languages
 
 WORKSPACE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
 
@@ -126,12 +127,16 @@ class ChunkingConfig(Section):
 
 
 class EmbeddingConfig(Section):
-    provider: Literal["minilm", "openai", "hash"] = "minilm"
-    """minilm: all-MiniLM-L6-v2 run locally on ONNX Runtime (offline default);
-    openai: any OpenAI-compatible /v1/embeddings endpoint; hash: hashed bag of words
-    (tests only: not semantic)."""
+    provider: Literal["minilm", "e5", "openai", "hash"] = "minilm"
+    """minilm: all-MiniLM-L6-v2 run locally on ONNX Runtime (offline default, English);
+    e5: multilingual-e5-small run locally (offline, multilingual, slower); openai: any
+    OpenAI-compatible /v1/embeddings endpoint; hash: hashed bag of words (tests only)."""
     model: str = ""
     """Model name for the openai provider."""
+    languages: str = ""
+    """Languages the model serves: comma-separated ISO 639-1 codes (e.g. "en,zh"), or "any".
+    Texts in other languages get no vector and are searched by BM25 alone. Empty: what the
+    provider declares (minilm: en; e5, openai, hash: any)."""
     base_url: str = ""
     api_key: SecretStr = SecretStr("")
     dimensions: int = Field(0, ge=0)
@@ -146,6 +151,11 @@ class EmbeddingConfig(Section):
     """Provider calls in flight at once."""
     timeout_s: float = Field(60.0, gt=0)
     max_retries: int = Field(3, ge=0, le=10)
+
+    @field_validator("languages")
+    @classmethod
+    def _known_languages(cls, value: str) -> str:
+        return ",".join(sorted(parse_languages(value.split(",")))) if value.strip() else ""
 
     @model_validator(mode="after")
     def _model_when_openai(self) -> EmbeddingConfig:

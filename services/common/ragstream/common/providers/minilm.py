@@ -161,6 +161,7 @@ class MiniLMEmbedder:
 
     name = NAME
     dimensions = DIMENSIONS
+    languages = frozenset({"en"})
 
     def __init__(self) -> None:
         self._model: _Model | None = None

@@ -166,6 +166,10 @@ class EmbeddingScheduler:
     def dimensions(self) -> int:
         return self._embedder.dimensions
 
+    @property
+    def languages(self) -> frozenset[str]:
+        return self._embedder.languages
+
     def view(self, priority: Priority) -> PriorityView:
         return PriorityView(self, priority)
 
@@ -378,6 +382,10 @@ class PriorityView:
     @property
     def dimensions(self) -> int:
         return self._scheduler.dimensions
+
+    @property
+    def languages(self) -> frozenset[str]:
+        return self._scheduler.languages
 
     async def embed(self, texts: Sequence[str]) -> Matrix:
         return await self._scheduler.embed(texts, priority=self.priority)

@@ -14,6 +14,7 @@ from ragstream.common.config import ChunkingConfig
 from ragstream.common.models import Chunk
 from ragstream.common.providers.embedding import Embedder
 from ragstream.common.text.chunking import chunk_text
+from ragstream.common.text.language import served
 from ragstream.common.text.semantic import semantic_chunks
 
 
@@ -31,8 +32,10 @@ async def chunk_document(
     embedder: Embedder,
 ) -> list[Chunk]:
     """The document's chunks in order; a repeated identical chunk is kept once. The
-    semantic strategy embeds the document's sentences with `embedder` (indexing priority)."""
-    if cfg.strategy == "semantic":
+    semantic strategy embeds the document's sentences with `embedder` (indexing priority);
+    a document in a language the embedder does not serve is cut by tokens instead, since its
+    sentences would get zero vectors with nothing to compare (providers/gate.py)."""
+    if cfg.strategy == "semantic" and served(content, embedder.languages):
         pieces = await semantic_chunks(content, cfg, embedder)
     else:
         pieces = chunk_text(content, cfg)

@@ -2,7 +2,8 @@
 
 VECTOR ranks an entity's (or relation's) source chunks by similarity to the query; WEIGHT
 ranks them by how many of the top entities or relations also come from them. VECTOR falls
-back to WEIGHT when there is no query vector or it finds nothing. Each hit contributes at
+back to WEIGHT when there is no query vector (or a zero one: a query in a language the
+embedder does not serve) or it finds nothing. Each hit contributes at
 most `per_item` chunks.
 """
 
@@ -85,7 +86,7 @@ def pick_chunks(
     # Only chunks that still exist (and pass the filter) take part.
     live = [[cid for cid in ids if cid in chunks] for ids in per_hit]
     picked: list[list[str]] = []
-    if method == "VECTOR" and query is not None:
+    if method == "VECTOR" and query is not None and np.any(query):
         picked = pick_by_vector(live, chunks, query, per_item)
     if not any(picked):
         picked = pick_by_weight(live, per_item)

@@ -2,7 +2,8 @@
 
 Filters go into both searches (inside the search, never after), and dense hits below the
 cosine threshold are dropped before fusion, so a weak vector neighbour cannot ride in on
-its rank alone.
+its rank alone. A query the embedder does not serve has a zero vector (its language is not
+the embedder's: providers/gate.py); the search is then BM25 alone, whatever the retriever.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from opentelemetry.trace import Span
 
 from ragstream.common.models import Collection, Hit, SearchFilter, Vector
@@ -54,8 +56,13 @@ async def hybrid_search(store: SearchStore, collection: Collection, spec: Search
         return hits
 
 
+def has_direction(vector: Vector | None) -> bool:
+    """False for no vector and for the zero vector of a text the embedder does not serve."""
+    return vector is not None and bool(np.any(vector))
+
+
 def _combine(lexical: list[Hit], dense: list[Hit], spec: SearchSpec) -> list[Hit]:
-    if spec.retriever is Retriever.BM25:
+    if spec.retriever is Retriever.BM25 or not has_direction(spec.vector):
         return lexical[: spec.limit]
     if spec.retriever is Retriever.DENSE:
         return dense[: spec.limit]
@@ -67,7 +74,7 @@ def _combine(lexical: list[Hit], dense: list[Hit], spec: SearchSpec) -> list[Hit
 
 
 async def _lexical(store: SearchStore, collection: Collection, spec: SearchSpec) -> list[Hit]:
-    if spec.retriever is Retriever.DENSE or not spec.terms:
+    if not spec.terms or (spec.retriever is Retriever.DENSE and has_direction(spec.vector)):
         return []
     return await store.search_terms(
         collection, spec.workspace, spec.terms, spec.search_filter, spec.candidates
@@ -75,7 +82,7 @@ async def _lexical(store: SearchStore, collection: Collection, spec: SearchSpec)
 
 
 async def _dense(store: SearchStore, collection: Collection, spec: SearchSpec) -> list[Hit]:
-    if spec.retriever is Retriever.BM25 or spec.vector is None:
+    if spec.retriever is Retriever.BM25 or spec.vector is None or not np.any(spec.vector):
         return []
     return await store.search_vector(
         collection,
