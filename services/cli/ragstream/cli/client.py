@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +25,8 @@ FINAL_STATES = (
     common_pb2.DOCUMENT_STATE_FAILED,
     common_pb2.DOCUMENT_STATE_DELETED,
 )
+Report = Callable[[int, int | None], None]
+"""Told what a wait still waits for: (documents left, graph merges left or None)."""
 DEFAULT_BATCH_MB = 4.0
 """Publish requests stay under this size: a quarter of the server's default message limit
 (server.max_message_mb, 16 MB). The client cannot know the server's setting, so a request
@@ -161,8 +163,10 @@ class Client:
         published: Sequence[ingest_pb2.PublishResult],
         timeout_s: float,
         poll_s: float = 0.25,
+        report: Report | None = None,
     ) -> list[common_pb2.DocumentStatus]:
-        """Statuses once every document reached its published version in a final state."""
+        """Statuses once every document reached its published version in a final state.
+        `report` gets (documents left, None) after each look."""
         wanted = {r.doc_id: r.version for r in published}
         deadline = time.monotonic() + timeout_s
         while True:
@@ -170,6 +174,8 @@ class Client:
             done = [
                 s for s in statuses if s.version >= wanted[s.doc_id] and s.state in FINAL_STATES
             ]
+            if report is not None:
+                report(len(wanted) - len(done), None)
             if len(done) == len(wanted):
                 return done
             if time.monotonic() > deadline:
@@ -214,21 +220,32 @@ class Client:
         return reply.pending_document_events, reply.pending_graph_merges
 
     async def wait_until_indexed(
-        self, workspace: str, published: Sequence[ingest_pb2.PublishResult], timeout_s: float
+        self,
+        workspace: str,
+        published: Sequence[ingest_pb2.PublishResult],
+        timeout_s: float,
+        graph: bool = True,
+        report: Report | None = None,
     ) -> list[common_pb2.DocumentStatus]:
         """The documents' final statuses, once the workspace's graph merges are done too (so
-        that queries see the whole graph): what `ingest --wait` waits for."""
+        that queries see the whole graph): what `ingest --wait` waits for. With `graph`
+        false, as soon as the documents are, while their merges may still be queued."""
         started = time.monotonic()
-        statuses = await self.wait_until_done(workspace, published, timeout_s)
-        await self.wait_until_current(workspace, timeout_s - (time.monotonic() - started))
+        statuses = await self.wait_until_done(workspace, published, timeout_s, report=report)
+        if graph:
+            left_s = timeout_s - (time.monotonic() - started)
+            await self.wait_until_current(workspace, left_s, report=report)
         return statuses
 
     async def wait_until_current(
-        self, workspace: str, timeout_s: float, poll_s: float = 0.5
+        self, workspace: str, timeout_s: float, poll_s: float = 0.5, report: Report | None = None
     ) -> None:
-        """Returns once no indexing work of `workspace` is queued (documents and graph)."""
+        """Returns once no indexing work of `workspace` is queued (documents and graph).
+        `report` gets (document events, graph merges) still queued after each look."""
         deadline = time.monotonic() + timeout_s
-        while await self.progress(workspace) != (0, 0):
+        while (pending := await self.progress(workspace)) != (0, 0):
+            if report is not None:
+                report(*pending)
             if time.monotonic() > deadline:
                 raise TimeoutError("the index did not catch up in time")
             await asyncio.sleep(poll_s)

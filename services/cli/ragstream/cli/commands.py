@@ -9,13 +9,12 @@ import grpc
 from google.protobuf import json_format
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import Progress
 from rich.table import Table
 
 from ragstream.cli.client import DEFAULT_BATCH_MB, Client
 from ragstream.cli.context import print_context
 from ragstream.cli.files import read_all
-from ragstream.cli.report import err, print_rpc_failure, print_skipped
+from ragstream.cli.report import err, print_rpc_failure, print_skipped, waiting
 from ragstream.v1 import common_pb2, ingest_pb2, query_pb2
 
 out = Console()
@@ -45,7 +44,10 @@ async def ingest(
     wait: bool,
     timeout_s: float,
     batch_mb: float = DEFAULT_BATCH_MB,
+    graph: bool = True,
 ) -> int:
+    """With `wait`, returns once the documents are indexed and, when `graph`, their
+    knowledge-graph merges applied too."""
     documents, errors = read_all(paths)
     print_skipped(errors)
     try:
@@ -57,7 +59,7 @@ async def ingest(
             out.print(f"published {len(results)} documents to workspace '{workspace}'")
             skipped = len(errors) + len(published.too_large)
             if wait and results:
-                statuses = await _wait(client, workspace, results, timeout_s)
+                statuses = await _wait(client, workspace, results, timeout_s, graph)
                 failed = [s for s in statuses if s.state == common_pb2.DOCUMENT_STATE_FAILED]
                 for s in failed:
                     err.print(f"[red]failed[/red] {s.doc_id}: {s.error}")
@@ -72,11 +74,14 @@ async def ingest(
 
 
 async def _wait(
-    client: Client, workspace: str, published: list[ingest_pb2.PublishResult], timeout: float
+    client: Client,
+    workspace: str,
+    published: list[ingest_pb2.PublishResult],
+    timeout: float,
+    graph: bool,
 ) -> list[common_pb2.DocumentStatus]:
-    with Progress(transient=True, console=err) as progress:
-        progress.add_task("indexing", total=None)
-        return await client.wait_until_indexed(workspace, published, timeout)
+    with waiting() as report:
+        return await client.wait_until_indexed(workspace, published, timeout, graph, report)
 
 
 async def delete(server: str, workspace: str, doc_ids: list[str]) -> int:
@@ -98,6 +103,7 @@ async def status(server: str, workspace: str, doc_id: str | None) -> int:
                 statuses = await client.status(workspace, [doc_id])
             else:
                 statuses = await client.list_all(workspace, common_pb2.DOCUMENT_STATE_UNSPECIFIED)
+            documents, merges = await client.progress(workspace)
     except grpc.aio.AioRpcError as exc:
         return _rpc_error(exc, server)
     if doc_id and not statuses:
@@ -115,14 +121,8 @@ async def status(server: str, workspace: str, doc_id: str | None) -> int:
             s.error,
         )
     out.print(table)
-    documents, merges = await _progress(server, workspace)
     out.print(f"queued: {documents} document events, {merges} knowledge-graph merges")
     return 0
-
-
-async def _progress(server: str, workspace: str) -> tuple[int, int]:
-    async with Client(server) as client:
-        return await client.progress(workspace)
 
 
 async def ask(

@@ -118,8 +118,24 @@ def serve(
 @app.command()
 def ingest(
     paths: Annotated[list[Path], typer.Argument(help="Files and folders to index.")],
+    *,
     workspace: WorkspaceOpt = "default",
-    wait: Annotated[bool, typer.Option("--wait", help="Wait until indexed.")] = False,
+    wait: Annotated[
+        bool,
+        typer.Option(
+            "--wait",
+            help="Wait until the documents are indexed and their knowledge-graph merges "
+            "applied, so that queries see them whole.",
+        ),
+    ] = False,
+    documents_only: Annotated[
+        bool,
+        typer.Option(
+            "--documents-only",
+            help="With --wait: return once the documents are indexed, while their "
+            "knowledge-graph merges may still be queued.",
+        ),
+    ] = False,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds to wait.")] = 600.0,
     server: ServerOpt = DEFAULT_SERVER,
     bus: Annotated[
@@ -142,15 +158,20 @@ def ingest(
     config: ConfigOpt = None,
 ) -> None:
     """Publish files as document events (re-ingesting a changed file updates it)."""
+    if documents_only and not wait:
+        _fail("--documents-only only changes what --wait waits for: add --wait")
+    graph = not documents_only
     if bus == "kafka":
         from ragstream.cli.publish import ingest_to_kafka
 
         settings = _settings(config)
-        sys.exit(asyncio.run(ingest_to_kafka(settings, workspace, paths, wait, timeout, server)))
+        sys.exit(
+            asyncio.run(ingest_to_kafka(settings, workspace, paths, wait, timeout, server, graph))
+        )
     _choice("--bus", bus, ("grpc", "kafka"))
     from ragstream.cli.commands import ingest as run
 
-    sys.exit(asyncio.run(run(server, workspace, paths, wait, timeout, batch_mb)))
+    sys.exit(asyncio.run(run(server, workspace, paths, wait, timeout, batch_mb, graph)))
 
 
 @app.command()

@@ -16,7 +16,7 @@ from rich.console import Console
 
 from ragstream.cli.client import Client
 from ragstream.cli.files import FileDocument, read_all
-from ragstream.cli.report import err, print_skipped
+from ragstream.cli.report import err, print_skipped, waiting
 from ragstream.common.bus.kafka import KafkaBus
 from ragstream.common.bus.kafka_admin import KafkaUnavailableError
 from ragstream.common.bus.topics import Topics
@@ -61,9 +61,11 @@ async def ingest_to_kafka(
     wait: bool,
     timeout_s: float,
     server: str,
+    graph: bool = True,
 ) -> int:
     """Exit code 0 when all went well, 1 when some files were skipped or failed, 2 on errors.
-    With `wait`, the status comes from the query service at `server`."""
+    With `wait`, the status comes from the query service at `server` (and, when `graph`,
+    the wait lasts until the documents' knowledge-graph merges are applied too)."""
     if not re.match(WORKSPACE_PATTERN, workspace):
         err.print(f"[red]error[/red]: invalid workspace {workspace!r}")
         return 2
@@ -85,15 +87,22 @@ async def ingest_to_kafka(
         err.print(f"[red]error[/red]: {exc}")
         return 2
     out.print(f"published {len(fitting)} documents to {topic} (workspace '{workspace}')")
-    return max(skipped, await _wait(server, workspace, fitting, timeout_s) if wait else 0)
+    if not wait:
+        return skipped
+    return max(skipped, await _wait(server, workspace, fitting, timeout_s, graph))
 
 
-async def _wait(server: str, workspace: str, documents: list[FileDocument], timeout: float) -> int:
+async def _wait(
+    server: str, workspace: str, documents: list[FileDocument], timeout: float, graph: bool
+) -> int:
     """0 when every document was indexed, 1 when some failed, 2 when the server cannot tell."""
     published = [ingest_pb2.PublishResult(doc_id=d.doc_id, version=d.version) for d in documents]
     try:
         async with Client(server) as client:
-            statuses = await client.wait_until_indexed(workspace, published, timeout)
+            with waiting() as report:
+                statuses = await client.wait_until_indexed(
+                    workspace, published, timeout, graph, report
+                )
     except (grpc.aio.AioRpcError, TimeoutError) as exc:
         err.print(f"[red]error[/red] waiting for {server}: {exc}")
         return 2

@@ -6,12 +6,15 @@ file names and server details are escaped, since `[` in a name would read as mar
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import contextlib
+from collections.abc import Iterable, Iterator
 
 import grpc
 from rich.console import Console
 from rich.markup import escape
+from rich.progress import Progress
 
+from ragstream.cli.client import Report
 from ragstream.cli.files import FileError
 
 err = Console(stderr=True, soft_wrap=True, highlight=False)
@@ -37,3 +40,22 @@ def print_rpc_failure(exc: grpc.aio.AioRpcError, server: str) -> int:
 def print_skipped(errors: Iterable[FileError]) -> None:
     for error in errors:
         err.print(f"[red]skipped[/red] {escape(str(error.path))}: {escape(error.reason)}")
+
+
+def waiting_line(documents: int, merges: int | None) -> str:
+    """What a wait still waits for, in the words of `ragstream status`."""
+    if merges is None:
+        return f"indexing: {documents} documents left"
+    return f"indexing: {documents} document events, {merges} knowledge-graph merges left"
+
+
+@contextlib.contextmanager
+def waiting() -> Iterator[Report]:
+    """A transient progress line on stderr, told the counts through the `Report` it yields."""
+    with Progress(transient=True, console=err) as progress:
+        task = progress.add_task(waiting_line(0, None), total=None)
+
+        def report(documents: int, merges: int | None) -> None:
+            progress.update(task, description=waiting_line(documents, merges))
+
+        yield report
