@@ -80,11 +80,11 @@ def test_eval_with_an_unknown_retriever_stops_before_any_work(tmp_path: Path) ->
     (dataset / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
     index = tmp_path / "index"
     result = ragstream("eval", "beir", "--data", str(dataset), "--retriever", "bm42",
-                       "--index-dir", str(index), timeout=20)  # fmt: skip
+                       "--index-dir", str(index))  # fmt: skip
     one_line_error(result, "bm42", "bm25, dense, hybrid")
     assert not index.exists()
     result = ragstream("eval", "multihop", "--data", str(dataset), "--mode", "sideways",
-                       "--index-dir", str(index), timeout=20)  # fmt: skip
+                       "--index-dir", str(index))  # fmt: skip
     one_line_error(result, "sideways", "mix")
     assert not index.exists()
 

@@ -263,10 +263,11 @@ def eval_beir(
     config: ConfigOpt = None,
 ) -> None:
     """nDCG@10 and recall@10/@100 of a retriever on a BEIR dataset."""
-    from ragstream.cli.beir import DatasetError, open_dataset, run_beir
     from ragstream.query.stages.retrieve import Retriever
 
     chosen = Retriever(_choice("--retriever", retriever, tuple(Retriever)))
+    from ragstream.cli.beir import DatasetError, open_dataset, run_beir  # the slow imports
+
     try:
         dataset = open_dataset(data, split)
     except DatasetError as exc:
@@ -289,12 +290,13 @@ def eval_multihop(
     config: ConfigOpt = None,
 ) -> None:
     """Passage recall@2 and @5 of a query mode on a multi-hop QA set."""
-    from ragstream.cli.beir import DatasetError, open_dataset
-    from ragstream.cli.multihop import run_multihop
     from ragstream.query.types import Mode
 
     modes = tuple(m for m in Mode if m is not Mode.BYPASS)
     chosen = Mode(_choice("--mode", mode, modes))
+    from ragstream.cli.beir import DatasetError, open_dataset  # the slow imports
+    from ragstream.cli.multihop import run_multihop
+
     try:
         dataset = open_dataset(data, "test")
     except DatasetError as exc:
