@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ragstream.indexer.stages.extract.parser import TUPLE_DELIMITER as SEP
-from ragstream.testing.openai_server import OpenAITestServer
+from ragstream.testing.openai_server import ChatResponder, OpenAITestServer
 from ragstream.testing.openai_wire import Body
 from tests.support.kafka_indexer import KafkaDeployment, document, events, processed, wait_until
 
@@ -51,15 +51,15 @@ def extraction_reply(messages: list[Body], body: Body) -> str:
 
 
 @contextlib.contextmanager
-def instant_llm() -> Iterator[str]:
+def instant_llm(responder: ChatResponder = extraction_reply) -> Iterator[OpenAITestServer]:
     """The OpenAI-compatible test server, answering at once on a thread of its own."""
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, name="instant-llm", daemon=True)
     thread.start()
-    server = OpenAITestServer(responder=extraction_reply)
+    server = OpenAITestServer(responder=responder)
     asyncio.run_coroutine_threadsafe(server.start(), loop).result(30)
     try:
-        yield server.base_url
+        yield server
     finally:
         asyncio.run_coroutine_threadsafe(server.close(), loop).result(30)
         loop.call_soon_threadsafe(loop.stop)
@@ -69,7 +69,8 @@ def instant_llm() -> Iterator[str]:
 
 def measure(bootstrap: str, workdir: Path, docs: int) -> float:
     """Events per second from the first publish to the last document processed."""
-    with instant_llm() as base_url:
+    with instant_llm() as server:
+        base_url = server.base_url
         deployment = KafkaDeployment(bootstrap, workdir / "data", partitions=6)
         deployment.extra_env.update(
             {

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from elasticsearch import AsyncElasticsearch
 
-from ragstream.cli.reindex import embedding_text, run_reindex
+from ragstream.cli.reindex import run_reindex
 from ragstream.common.config import Settings
 from ragstream.common.models import Collection, SearchFilter, SearchRecord
 from ragstream.common.providers.embedding import HashEmbedder, hash_embed
@@ -32,6 +32,7 @@ from ragstream.common.storage.elastic.bulk import BulkWriteError
 from ragstream.common.storage.elastic.layout import alias_targets
 from ragstream.common.storage.elastic.reindex import reindex
 from ragstream.common.text.analyzer import analyze
+from ragstream.indexer.stages.merge_records import embedding_text
 from ragstream.v1 import query_pb2, query_pb2_grpc
 from tests.support.elasticsearch import ElasticsearchNode
 from tests.support.server import RagstreamProcess

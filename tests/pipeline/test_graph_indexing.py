@@ -122,3 +122,18 @@ async def test_entities_are_searchable_by_name(tmp_path: Path) -> None:
             Collection.ENTITIES, WS, analyze("Kestrel Polymers"), SearchFilter(), 5
         )
     assert hits and hits[0].record.id == "kestrel polymers"
+
+
+async def test_batched_merges_write_what_merging_each_key_alone_writes(tmp_path: Path) -> None:
+    events = corpus_events()
+    dumps = []
+    for batch in (1, 1000):
+        settings = embedded_settings(tmp_path / str(batch), indexer={"merge_batch_size": batch})
+        async with running_pipeline(settings) as pipeline:
+            await pipeline.publish(events)
+            await pipeline.idle()
+            dumps.append(await pipeline.dump(WS))
+    one_by_one, batched = dumps
+    assert batched["entities"] and batched["relations"]
+    for part in ("entities", "relations", "nodes", "edges", "mentions"):
+        assert batched[part] == one_by_one[part], part

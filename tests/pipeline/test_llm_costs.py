@@ -17,20 +17,11 @@ import pytest
 from ragstream.common.events import DocumentChange
 from ragstream.testing.openai_server import OpenAITestServer
 from tests.support.pipeline import Pipeline, embedded_settings, running_pipeline
+from tests.support.scripted_llm import kind, passage_of
 
 WS = "costs"
 SHARED = "Halvorsen Aquatics"
 _NAME = re.compile(r"\b([A-Z][a-z]+ [A-Z][a-z]+)\b")
-
-
-def kind(messages: list[dict[str, Any]]) -> str:
-    system = str(messages[0].get("content", ""))
-    last = str(messages[-1].get("content", ""))
-    if "merge descriptions" in system:
-        return "summary"
-    if last.startswith("Some entities and relations in the passage were missed"):
-        return "gleaning"
-    return "extraction"
 
 
 def responder(messages: list[dict[str, Any]], body: dict[str, Any]) -> str:
@@ -38,7 +29,7 @@ def responder(messages: list[dict[str, Any]], body: dict[str, Any]) -> str:
         return f"{SHARED} is a company described in several documents."
     if kind(messages) == "gleaning":
         return "<|COMPLETE|>"
-    passage = str(messages[-1]["content"]).split("Passage:", 1)[-1]
+    passage = passage_of(messages)
     names = list(dict.fromkeys(_NAME.findall(passage)))[:6]
     lines = [
         f"entity<|#|>{n}<|#|>organization<|#|>{n} appears in: {passage[:60].strip()}" for n in names

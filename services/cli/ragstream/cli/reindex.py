@@ -14,28 +14,14 @@ from collections import Counter
 from rich.console import Console
 
 from ragstream.common.config import Settings
-from ragstream.common.models import Collection, SearchRecord
+from ragstream.common.models import Collection
 from ragstream.common.providers.embedding import build_embedder
 from ragstream.common.storage.elastic.client import connect
 from ragstream.common.storage.elastic.layout import IndexLayout
 from ragstream.common.storage.elastic.reindex import drop_superseded, reindex
-from ragstream.indexer.stages.merge import relation_embedding_text
+from ragstream.indexer.stages.merge_records import embedding_text
 
 out = Console(stderr=True)
-
-
-def embedding_text(collection: Collection, record: SearchRecord) -> str:
-    """The text the indexer embedded for a record (see indexer/stages/merge.py): a chunk's and an
-    entity's is the record text; a relation's is keywords, endpoints and description."""
-    if collection is not Collection.RELATIONS:
-        return record.text
-    attrs = record.attrs
-    return relation_embedding_text(
-        str(attrs.get("keywords", "")),
-        str(attrs.get("source", "")),
-        str(attrs.get("target", "")),
-        str(attrs.get("description", record.text)),
-    )
 
 
 async def run_reindex(settings: Settings, delete_old: bool, cleanup: bool) -> int:

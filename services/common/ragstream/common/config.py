@@ -293,9 +293,11 @@ class IndexerConfig(Section):
     concurrency: int = Field(4, ge=1, le=256)
     """Documents processed at once (each document's events stay in order)."""
     merge_concurrency: int = Field(32, ge=1, le=1024)
-    """Entity and relation keys merged at once; their embeddings share provider calls."""
+    """Description summaries (LLM calls) of one merge batch in flight at once."""
     merge_batch_size: int = Field(1000, ge=1)
-    """Graph-merge events per poll; a key seen several times in one poll is merged once."""
+    """Graph-merge events per poll. One poll is one batch: one set of store reads and writes
+    and its embeddings in as few requests as the scheduler allows, committed as a whole (a
+    crash redoes at most one batch). A key seen several times in one poll is merged once."""
     merge_settle_s: float = Field(5.0, ge=0)
     """While document events are queued, merges wait up to this long for them: a burst of
     changes that touch one key then costs one merge (and one summary), not one each."""

@@ -84,7 +84,9 @@ def needs_summary(fragments: Sequence[str], max_fragments: int, max_tokens: int)
     """LightRAG's rule: summarize past 8 fragments or 1,200 tokens (by default)."""
     if len(fragments) > max_fragments:
         return True
-    return count_tokens(FRAGMENT_SEPARATOR.join(fragments)) > max_tokens
+    text = FRAGMENT_SEPARATOR.join(fragments)
+    # A token is at least one byte, so a text of at most max_tokens bytes needs no count.
+    return len(text.encode()) > max_tokens and count_tokens(text) > max_tokens
 
 
 def joined(fragments: Sequence[str]) -> str:

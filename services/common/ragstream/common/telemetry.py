@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import importlib.metadata
 import logging
 import os
@@ -191,7 +192,10 @@ def messaging_system() -> str:
     return _messaging["system"]
 
 
+@functools.cache
 def tracer() -> trace.Tracer:
+    """ragstream's tracer, looked up once: a tracer taken before the provider is installed
+    is a proxy that follows it, so caching is safe and spares a lookup per span."""
     return trace.get_tracer(INSTRUMENTATION)
 
 

@@ -1,19 +1,20 @@
-"""The keyed consumer: poll, apply per key in order, commit only what is done.
+"""The consume loop of both indexing stages: poll, apply, commit only what is done.
 
-It runs both indexing stages: documents (key `workspace/doc_id`) and graph merges (key
-`workspace/entity-or-relation-key`). Records of one key are applied one after another in
-offset order; different keys run concurrently, up to `concurrency`. A stage whose work is
-state-based (the merge re-derives a key from the ledger) sets `latest_only`, so a key
-touched many times in one batch is applied once. A batch is committed only after every record
-in it was applied or dead-lettered, so a crash re-delivers the unfinished work and the
-idempotent stages make the replay harmless. Poison events go to the dead-letter topic with
-the reason in headers. Any other failure (a store or provider outage) is retried with
-capped exponential backoff and never committed past.
+Stage 1 (documents, key `workspace/doc_id`) runs in a `KeyedConsumer`: records of one key are
+applied one after another in offset order; different keys run concurrently, up to
+`concurrency`. Stage 2 (graph merges) runs in a `BatchConsumer` (batch_consumer.py): one
+poll is one batch, applied in one call. Either way a poll is committed only after every
+record in it was applied or dead-lettered, so a crash re-delivers at most the poll in flight,
+and the idempotent stages make the replay harmless. Poison events go to the dead-letter
+topic with the reason in headers. Any other failure (a store or provider outage) is retried
+with capped exponential backoff and never committed past.
 """
 
 from __future__ import annotations
 
+import abc
 import asyncio
+import functools
 import logging
 import time
 from collections import defaultdict
@@ -21,17 +22,18 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Generic, Protocol, TypeVar, runtime_checkable
 
 from opentelemetry import trace
-from opentelemetry.trace import Link
+from opentelemetry.trace import Span
 
 from ragstream.common.bus.protocols import BusRecord, Consumer, OutgoingRecord, Publisher
 from ragstream.common.bus.spans import consumer_span
 from ragstream.common.config import IndexerConfig
 from ragstream.common.events import DocumentChange, PoisonEvent, decode
 from ragstream.common.instruments import consumer_lag, record_dead_letter
-from ragstream.common.telemetry import links_of, mark_failed
+from ragstream.common.telemetry import mark_failed
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+A = TypeVar("A")
 Apply = Callable[[DocumentChange], Awaitable[object]]
 MAX_BACKOFF_S = 30.0
 LAG_INTERVAL_S = 5.0
@@ -71,8 +73,9 @@ def dead_letter(record: BusRecord, error: Exception) -> OutgoingRecord:
     return OutgoingRecord(record.key, record.value, record.headers + reason)
 
 
-class KeyedConsumer(Generic[T]):
-    """Owns the consume loop; `run` returns once `stop` is set and in-flight work is done."""
+class ConsumeLoop(abc.ABC, Generic[T, A]):
+    """Owns the consume loop; `run` returns once `stop` is set and in-flight work is done.
+    Subclasses say how one poll is processed (`process`) with `apply` (of type A)."""
 
     def __init__(
         self,
@@ -80,9 +83,8 @@ class KeyedConsumer(Generic[T]):
         publisher: Publisher,
         dead_letter_topic: str,
         decode: Callable[[BusRecord], T],
-        apply: Callable[[T], Awaitable[object]],
+        apply: A,
         cfg: IndexerConfig,
-        latest_only: bool = False,
         settle: Callable[[asyncio.Event], Awaitable[None]] | None = None,
     ) -> None:
         self._settle = settle
@@ -92,7 +94,6 @@ class KeyedConsumer(Generic[T]):
         self._decode = decode
         self._apply = apply
         self._cfg = cfg
-        self._latest_only = latest_only
         self._slots = asyncio.Semaphore(cfg.concurrency)
         self._batch: asyncio.Task[bool] | None = None
         self._lag_due = 0.0
@@ -162,44 +163,32 @@ class KeyedConsumer(Generic[T]):
             stopped = True
         return not stopped
 
+    @abc.abstractmethod
     async def process(self, records: Sequence[BusRecord], stop: asyncio.Event) -> None:
-        async with asyncio.TaskGroup() as group:
-            for key_records in group_by_key(records):
-                group.create_task(self._process_key(key_records, stop))
+        """Applies (or dead-letters) every record of one poll; raises Stopped on shutdown."""
 
-    async def _process_key(self, records: list[BusRecord], stop: asyncio.Event) -> None:
-        async with self._slots:
-            if self._latest_only:
-                # The last record serves the earlier ones too: its span links their traces.
-                await self._process_record(records[-1], stop, links_of(records[:-1]))
-                return
-            for record in records:
-                await self._process_record(record, stop)
+    async def decoded(self, record: BusRecord, span: Span) -> T | None:
+        """The record's item; None when it was poison and went to the dead-letter topic."""
+        try:
+            return self._decode(record)
+        except PoisonEvent as exc:
+            log.warning("dead-lettering %s@%d: %s", record.topic, record.offset, exc)
+            mark_failed(span, exc)
+            record_dead_letter(record.topic)
+            await self._publisher.publish(self._dlt, [dead_letter(record, exc)])
+            return None
 
-    async def _process_record(
-        self, record: BusRecord, stop: asyncio.Event, links: Sequence[Link] = ()
+    async def with_retries(
+        self, apply: Callable[[], Awaitable[object]], what: str, stop: asyncio.Event
     ) -> None:
-        with consumer_span(record, links) as span:
-            try:
-                item = self._decode(record)
-            except PoisonEvent as exc:
-                log.warning("dead-lettering %s@%d: %s", record.topic, record.offset, exc)
-                mark_failed(span, exc)
-                record_dead_letter(record.topic)
-                await self._publisher.publish(self._dlt, [dead_letter(record, exc)])
-                return
-            await self._with_retries(item, record, stop)
-
-    async def _with_retries(self, item: T, record: BusRecord, stop: asyncio.Event) -> None:
+        """Runs `apply` until it succeeds; on shutdown raises Stopped instead of retrying."""
         delay = self._cfg.retry_backoff_s
         while True:
             try:
-                await self._apply(item)
+                await apply()
                 return
             except Exception as exc:  # any failure here is retried, never skipped
-                log.exception(
-                    "%s@%d (key %s) failed; retrying", record.topic, record.offset, record.key
-                )
+                log.exception("%s failed; retrying", what)
                 trace.get_current_span().add_event("retry", {"error.type": type(exc).__name__})
             # On shutdown the record stays uncommitted and is re-delivered after restart.
             try:
@@ -207,7 +196,27 @@ class KeyedConsumer(Generic[T]):
             except TimeoutError:
                 delay = min(delay * 2, MAX_BACKOFF_S)
                 continue
-            raise Stopped(record.key)
+            raise Stopped(what)
+
+
+class KeyedConsumer(ConsumeLoop[T, Callable[[T], Awaitable[object]]]):
+    """Stage 1: each record applied on its own, in offset order per key; different keys
+    concurrently, up to `concurrency`."""
+
+    async def process(self, records: Sequence[BusRecord], stop: asyncio.Event) -> None:
+        async with asyncio.TaskGroup() as group:
+            for key_records in group_by_key(records):
+                group.create_task(self._process_key(key_records, stop))
+
+    async def _process_key(self, records: list[BusRecord], stop: asyncio.Event) -> None:
+        async with self._slots:
+            for record in records:
+                with consumer_span(record) as span:
+                    item = await self.decoded(record, span)
+                    if item is None:
+                        continue
+                    what = f"{record.topic}@{record.offset} (key {record.key})"
+                    await self.with_retries(functools.partial(self._apply, item), what, stop)
 
 
 def document_consumer(

@@ -24,7 +24,8 @@ from ragstream.common.registry import Backends, open_backends
 from ragstream.common.signals import stop_on_signals
 from ragstream.common.storage.protocols import CacheStore
 from ragstream.common.telemetry import telemetry_session
-from ragstream.indexer.consumer import KeyedConsumer, document_consumer
+from ragstream.indexer.batch_consumer import BatchConsumer
+from ragstream.indexer.consumer import ConsumeLoop, KeyedConsumer, document_consumer
 from ragstream.indexer.documents import DocumentIndexer
 from ragstream.indexer.stages.extract.llm_extractor import LLMExtractor
 from ragstream.indexer.stages.extract.mentions import to_mentions
@@ -32,11 +33,16 @@ from ragstream.indexer.stages.extract.names import entity_key
 from ragstream.indexer.stages.extract.nlp_extractor import NLPExtractor
 from ragstream.indexer.stages.extract.records import Extractor
 from ragstream.indexer.stages.ledger import ExtractMentions, Ledger
-from ragstream.indexer.stages.merge import GraphMerger, Summarizer, TruncatingSummarizer
+from ragstream.indexer.stages.merge import (
+    GraphMerger,
+    MergeConfig,
+    Summarizer,
+    TruncatingSummarizer,
+)
 
 log = logging.getLogger(__name__)
 SETTLE_POLL_S = 0.2
-Stages = tuple[KeyedConsumer[DocumentChange], KeyedConsumer[MergeKey]]
+Stages = tuple[KeyedConsumer[DocumentChange], BatchConsumer[MergeKey]]
 
 
 class LLMSummarizer:
@@ -131,20 +137,15 @@ def build_stages(settings: Settings, backends: Backends) -> Stages:
         stores.graph,
         providers.embeddings.view(Priority.MERGE),
         summarizer,
+        MergeConfig(summary_concurrency=settings.indexer.merge_concurrency),
     )
-    merges = KeyedConsumer(
+    merges = BatchConsumer(
         bus.consumer(merge_group(settings.bus.group_id), [topics.graph_merge]),
         bus.publisher,
         topics.documents_dlt,
         decode_merge,
-        merger.apply,
-        settings.indexer.model_copy(
-            update={
-                "concurrency": settings.indexer.merge_concurrency,
-                "batch_size": settings.indexer.merge_batch_size,
-            }
-        ),
-        latest_only=True,
+        merger.apply_batch,
+        settings.indexer.model_copy(update={"batch_size": settings.indexer.merge_batch_size}),
         settle=documents_drained(settings, backends),
     )
     return documents, merges
@@ -163,7 +164,7 @@ async def run_stages(settings: Settings, backends: Backends, stop: asyncio.Event
             await stage.close()
 
 
-def abandon_on_rebalance(keyed: KeyedConsumer[Any]) -> None:
+def abandon_on_rebalance(keyed: ConsumeLoop[Any, Any]) -> None:
     """A Kafka group member abandons its batch when a rebalance cannot wait for it (the
     embedded log has one member and no rebalances)."""
     on_abandon = getattr(keyed.consumer, "on_abandon", None)

@@ -53,13 +53,17 @@ def record_attributes(record: BusRecord, system: str) -> dict[str, AttributeValu
 
 
 @contextmanager
-def consumer_span(record: BusRecord, links: Sequence[Link] = ()) -> Iterator[Span]:
-    """Processing one record, as a child of the context its producer stored in it."""
+def consumer_span(
+    record: BusRecord, links: Sequence[Link] = (), *, current: bool = True
+) -> Iterator[Span]:
+    """Processing one record, as a child of the context its producer stored in it; with
+    `current` False it is not made the current span (a batch processes many records)."""
     with span(
         f"process {record.topic}",
         kind=SpanKind.CONSUMER,
         parent=context_of(record.headers),
         links=links,
         attributes=record_attributes(record, messaging_system()),
-    ) as current:
-        yield current
+        current=current,
+    ) as opened:
+        yield opened

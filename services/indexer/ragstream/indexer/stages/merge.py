@@ -1,22 +1,33 @@
-"""Stage 2, per entity or relation key: re-derive it from the ledger and write it everywhere.
+"""Stage 2: re-derive a batch of entity and relation keys from the ledger and write them.
 
 The graph-merge topic is keyed by `workspace/key`, so each key has a single writer across
-all indexer replicas without locks. A key with no mentions left is deleted from the search
-store and the graph store.
+all indexer replicas without locks. One batch (one poll of the topic) costs one set of store
+calls per workspace, whatever its size: one ledger read, one read of the chunks the mentions
+cite, one read of the stored records, one embedding request per scheduler batch, and one
+write per store. A key with no live mentions left is deleted from the search store and the
+graph store.
+
+Work a key does not need is skipped: a key whose embedded text is the stored record's keeps
+the stored vector, and a summary of a set of fragments that was summarized before is served
+by the LLM cache (the summary prompt lists the fragments in a canonical order, so the same
+set gives the same prompt whatever order its mentions came in). Writes go graph first, then
+search: a search record that is current therefore never sits beside a stale graph entry.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+import asyncio
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
 from typing import Protocol
+
+from opentelemetry import context as otel_context
 
 from ragstream.common.derive import Draft, joined, merge, needs_summary, truncated
 from ragstream.common.events import MergeKey
 from ragstream.common.models import (
     Collection,
-    GraphEdge,
-    GraphNode,
     Mention,
     SearchRecord,
     Vector,
@@ -26,13 +37,7 @@ from ragstream.common.models import (
 from ragstream.common.providers.embedding import Embedder
 from ragstream.common.storage.protocols import GraphStore, MentionStore, SearchStore
 from ragstream.common.telemetry import annotate, own, span
-from ragstream.common.text.analyzer import analyze
-
-
-def relation_embedding_text(keywords: str, source: str, target: str, description: str) -> str:
-    """What a relation's vector is made from (LightRAG's recipe): keywords, both endpoints,
-    then the description. `ragstream reindex` re-embeds relations with the same text."""
-    return f"{keywords}\t{source}\n{target}\n{description}"
+from ragstream.indexer.stages.merge_records import Merged, embedding_text, merged
 
 
 class Summarizer(Protocol):
@@ -57,6 +62,8 @@ class MergeConfig:
     max_fragments: int = 8
     max_tokens: int = 1200
     summary_tokens: int = 600
+    summary_concurrency: int = 32
+    """Summaries of one batch in flight at once."""
 
 
 class GraphMerger:
@@ -75,38 +82,51 @@ class GraphMerger:
         self._embedder = embedder
         self._summarizer = summarizer
         self._cfg = cfg
+        self._summaries = asyncio.Semaphore(cfg.summary_concurrency)
 
     async def apply(self, item: MergeKey) -> None:
-        relation = is_relation_key(item.key)
-        attributes = own(workspace=item.workspace, kind="relation" if relation else "entity")
-        with span("merge", attributes=attributes) as current:
-            mentions = await self._live_mentions(item.workspace, item.key)
-            annotate(current, mentions=len(mentions), action="upsert" if mentions else "delete")
-            await self._apply(item, relation, mentions)
+        """One key on its own (a batch of one)."""
+        await self.apply_batch([item])
 
-    async def _apply(self, item: MergeKey, relation: bool, mentions: list[Mention]) -> None:
-        ws, key = item.workspace, item.key
-        if not mentions:
-            if relation:
-                await self._search.delete(Collection.RELATIONS, ws, [key])
-                await self._graph.delete_edges(ws, [split_relation_key(key)])
-            else:
-                await self._search.delete(Collection.ENTITIES, ws, [key])
-                await self._graph.delete_nodes(ws, [key])
-            return
-        draft = merge(key, mentions)
-        description = await self._describe(draft)
-        if relation:
-            await self._write_relation(ws, draft, description)
-        else:
-            await self._write_entity(ws, draft, description)
+    async def apply_batch(
+        self, items: Sequence[MergeKey], contexts: Sequence[otel_context.Context] = ()
+    ) -> None:
+        """Merges every key of the batch; `contexts` (one per item) parent each key's span."""
+        by_workspace: dict[str, dict[str, otel_context.Context | None]] = defaultdict(dict)
+        for index, item in enumerate(items):
+            by_workspace[item.workspace][item.key] = contexts[index] if contexts else None
+        for workspace, keys in by_workspace.items():
+            await self._merge_workspace(workspace, keys)
 
-    async def _live_mentions(self, ws: str, key: str) -> list[Mention]:
-        """The key's mentions whose chunk still exists (see stages/ledger.py for why)."""
-        mentions = (await self._mentions.mentions_of(ws, [key])).get(key, [])
-        chunk_ids = list(dict.fromkeys(m.chunk_id for m in mentions))
+    async def _merge_workspace(self, ws: str, keys: dict[str, otel_context.Context | None]) -> None:
+        live = await self._live_mentions(ws, list(keys))
+        merges = await asyncio.gather(
+            *(self._merge_key(ws, key, live.get(key, []), parent) for key, parent in keys.items())
+        )
+        upserts = [m for m in merges if m is not None]
+        gone = [key for key, m in zip(keys, merges, strict=True) if m is None]
+        records = await self._embedded(ws, upserts)
+        await self._write(ws, upserts, records, gone)
+
+    async def _live_mentions(self, ws: str, keys: list[str]) -> dict[str, list[Mention]]:
+        """The keys' mentions whose chunk still exists (see stages/ledger.py for why)."""
+        mentions = await self._mentions.mentions_of(ws, keys)
+        chunk_ids = list(dict.fromkeys(m.chunk_id for ms in mentions.values() for m in ms))
         live = {r.id for r in await self._search.get(Collection.CHUNKS, ws, chunk_ids)}
-        return [m for m in mentions if m.chunk_id in live]
+        return {key: [m for m in ms if m.chunk_id in live] for key, ms in mentions.items()}
+
+    async def _merge_key(
+        self, ws: str, key: str, mentions: list[Mention], parent: otel_context.Context | None
+    ) -> Merged | None:
+        """The key's new records, or None when it has no live mentions (delete it)."""
+        relation = is_relation_key(key)
+        attributes = own(workspace=ws, kind="relation" if relation else "entity")
+        with span("merge", parent=parent, attributes=attributes) as current:
+            annotate(current, mentions=len(mentions), action="upsert" if mentions else "delete")
+            if not mentions:
+                return None
+            draft = merge(key, mentions)
+            return merged(ws, draft, await self._describe(draft))
 
     async def _describe(self, draft: Draft) -> str:
         cfg = self._cfg
@@ -114,58 +134,43 @@ class GraphMerger:
             return joined(draft.fragments)
         label = draft.name or f"{draft.source} / {draft.target}"
         attributes = own(summarizer=self._summarizer.name, fragments=len(draft.fragments))
-        with span("summarize", attributes=attributes):
-            return await self._summarizer.summarize(label, draft.fragments, cfg.summary_tokens)
+        async with self._summaries:
+            with span("summarize", attributes=attributes):
+                return await self._summarizer.summarize(label, draft.fragments, cfg.summary_tokens)
 
-    async def _embed(self, text: str) -> Vector:
-        vector: Vector = (await self._embedder.embed([text]))[0]
-        return vector
+    async def _embedded(self, ws: str, upserts: list[Merged]) -> list[SearchRecord]:
+        """The records with their vectors: the stored one when the embedded text is
+        unchanged, else a new one, all new ones in one request to the embedding scheduler."""
+        stored: dict[tuple[str, str], Vector] = {}
+        for collection in (Collection.ENTITIES, Collection.RELATIONS):
+            keys = [m.record.id for m in upserts if m.collection is collection]
+            for old in await self._search.get(collection, ws, keys):
+                stored[old.id, embedding_text(collection, old)] = old.vector
+        found = [stored.get((m.record.id, m.embedded)) for m in upserts]
+        missing = [m.embedded for m, vector in zip(upserts, found, strict=True) if vector is None]
+        new: Iterator[Vector] = iter(await self._embedder.embed(missing) if missing else [])
+        return [
+            replace(m.record, vector=next(new) if vector is None else vector)
+            for m, vector in zip(upserts, found, strict=True)
+        ]
 
-    async def _write_entity(self, ws: str, draft: Draft, description: str) -> None:
-        text = f"{draft.name}\n{description}"
-        record = SearchRecord(
-            id=draft.key,
-            workspace=ws,
-            text=text,
-            terms=tuple(analyze(text)),
-            vector=await self._embed(text),
-            doc_ids=draft.doc_ids,
-            attrs={
-                "name": draft.name,
-                "type": draft.type,
-                "description": description,
-                "source_ids": list(draft.chunk_ids),
-                "file_paths": list(draft.file_paths),
-            },
-        )
-        await self._search.upsert(Collection.ENTITIES, [record])
-        node = GraphNode(
-            draft.key, draft.name, draft.type, description, draft.chunk_ids, draft.doc_ids
-        )
-        await self._graph.upsert_nodes(ws, [node])
-
-    async def _write_relation(self, ws: str, draft: Draft, description: str) -> None:
-        embedded = relation_embedding_text(draft.keywords, draft.source, draft.target, description)
-        record = SearchRecord(
-            id=draft.key,
-            workspace=ws,
-            text=description,
-            terms=tuple(analyze(f"{draft.keywords} {draft.source} {draft.target} {description}")),
-            vector=await self._embed(embedded),
-            doc_ids=draft.doc_ids,
-            attrs={
-                "source": draft.source,
-                "target": draft.target,
-                "keywords": draft.keywords,
-                "description": description,
-                "weight": draft.weight,
-                "source_ids": list(draft.chunk_ids),
-                "file_paths": list(draft.file_paths),
-            },
-        )
-        await self._search.upsert(Collection.RELATIONS, [record])
-        edge = GraphEdge(
-            draft.source, draft.target, draft.keywords, description, draft.weight,
-            draft.chunk_ids, draft.doc_ids,
-        )  # fmt: skip
-        await self._graph.upsert_edges(ws, [edge])
+    async def _write(
+        self, ws: str, upserts: list[Merged], records: list[SearchRecord], gone: list[str]
+    ) -> None:
+        gone_relations = [key for key in gone if is_relation_key(key)]
+        gone_entities = [key for key in gone if not is_relation_key(key)]
+        nodes = [m.node for m in upserts if m.node is not None]
+        edges = [m.edge for m in upserts if m.edge is not None]
+        # Deletes first: deleting a node removes its edges, and an edge upserted by this
+        # batch must survive (an entity with no mentions has no relation mentions either).
+        await self._graph.delete_edges(ws, [split_relation_key(k) for k in gone_relations])
+        await self._graph.delete_nodes(ws, gone_entities)
+        await self._graph.upsert_nodes(ws, nodes)
+        await self._graph.upsert_edges(ws, edges)
+        await self._search.delete(Collection.RELATIONS, ws, gone_relations)
+        await self._search.delete(Collection.ENTITIES, ws, gone_entities)
+        for collection in (Collection.ENTITIES, Collection.RELATIONS):
+            chosen = [
+                r for m, r in zip(upserts, records, strict=True) if m.collection is collection
+            ]
+            await self._search.upsert(collection, chosen)

@@ -1,0 +1,53 @@
+"""Stage 2's consumer: one poll of graph-merge events is one batch, applied in one call.
+
+Merging is state-based (a key is re-derived from the ledger), so a key that appears several
+times in a poll is merged once, for its last record. The batch is applied by one call of
+`apply` with every key of the poll, so the stores see one set of reads and writes per poll
+instead of one per key, and the poll is committed right after: a crash redoes at most the
+batch in flight. Each record still gets its own `process` span, a child of the stage-1 span
+that published it; the apply call receives those contexts so per-key work is traced there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeVar
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+
+from ragstream.common.bus.protocols import BusRecord
+from ragstream.common.bus.spans import consumer_span
+from ragstream.common.telemetry import links_of, own, span
+from ragstream.indexer.consumer import ConsumeLoop, group_by_key
+
+T = TypeVar("T")
+ApplyBatch = Callable[[Sequence[T], Sequence[otel_context.Context]], Awaitable[object]]
+"""(items of one poll, the trace context of each item) -> applied."""
+
+
+class BatchConsumer(ConsumeLoop[T, ApplyBatch[T]]):
+    """Stage 2: every key of a poll applied in one call."""
+
+    async def process(self, records: Sequence[BusRecord], stop: asyncio.Event) -> None:
+        groups = group_by_key(records)
+        with contextlib.ExitStack() as spans:
+            items: list[T] = []
+            contexts: list[otel_context.Context] = []
+            for group in groups:
+                # The last record serves the earlier ones of its key: its span links them.
+                record = group[-1]
+                opened = spans.enter_context(
+                    consumer_span(record, links_of(group[:-1]), current=False)
+                )
+                item = await self.decoded(record, opened)
+                if item is not None:
+                    items.append(item)
+                    contexts.append(trace.set_span_in_context(opened))
+            if not items:
+                return
+            with span("merge_batch", attributes=own(keys=len(items), records=len(records))):
+                what = f"batch of {len(items)} from {records[0].topic}@{records[0].offset}"
+                await self.with_retries(lambda: self._apply(items, contexts), what, stop)

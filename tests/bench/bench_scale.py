@@ -1,0 +1,310 @@
+"""Indexing at scale: what a corpus costs in time, embedding requests and LLM calls.
+
+Two workloads, both through the real pipeline on the embedded backends (events on the
+embedded bus, both indexing stages, until the index is current):
+
+- `corpus`: 100 documents of 30 consecutive 2Wiki passages each ("title. text" joined by
+  blank lines), with the OpenAI-compatible test server as an instant LLM (the scripted
+  extraction model of tests/support/scripted_llm.py) and instant embeddings. Then one
+  paragraph of a 450-passage document is edited, and 85 of the 100 documents are deleted.
+- `offline`: a multi-hop set (2Wiki by default) with the offline providers (MiniLM and the
+  NLP extractor), one document per passage, as `ragstream eval multihop` indexes it.
+
+Printed: wall time to current and per stage (summed span time: chunk, extract, write,
+remove, merge, embedding batches), chunks/s, records/s (entities and relations written by
+stage 2), embedding requests and texts, LLM calls by kind, prompt characters and tokens
+(and how many of those tokens are the byte-identical system prefix). A benchmark, run on
+demand, never a timed test:
+
+    .venv/bin/python -m tests.bench.bench_scale corpus
+    .venv/bin/python -m tests.bench.bench_scale offline [--data DIR] [--limit N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import tempfile
+import time
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from opentelemetry import trace
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace.sampling import Decision, Sampler, SamplingResult
+
+from ragstream.cli.local_index import publish, running_indexer, wait_current
+from ragstream.cli.multihop import passages
+from ragstream.common.bus.progress import indexing_progress
+from ragstream.common.config import Settings, load_settings
+from ragstream.common.events import DocumentChange
+from ragstream.common.models import Collection
+from ragstream.common.registry import Backends
+from ragstream.common.text.tokens import count_tokens
+from ragstream.testing.openai_server import ChatResponder, OpenAITestServer
+from tests.bench.bench_kafka_stage1 import instant_llm
+from tests.pipeline.test_llm_costs import responder as few_names
+from tests.support import scripted_llm
+
+
+def _shared_data() -> Path:
+    """RAGSTREAM_TEST_DATA, else the first `shared/data` beside an ancestor of this file."""
+    if "RAGSTREAM_TEST_DATA" in os.environ:
+        return Path(os.environ["RAGSTREAM_TEST_DATA"])
+    here = Path(__file__).resolve()
+    found = (p / "shared" / "data" for p in here.parents if (p / "shared" / "data").is_dir())
+    return next(found, here.parents[3] / "shared" / "data")
+
+
+DATA = _shared_data() / "multihop"
+WS = "scale"
+DOCS, PASSAGES, BIG_PASSAGES, DELETED = 100, 30, 450, 85
+STAGES = (
+    "chunk", "extract", "write", "remove", "merge_batch", "merge", "summarize", "embedding_batch"
+)  # fmt: skip
+
+
+class SpanTotals(SpanProcessor):
+    """Summed duration and count of every span name, and the texts of embedding batches."""
+
+    def __init__(self) -> None:
+        self.seconds: defaultdict[str, float] = defaultdict(float)
+        self.count: Counter[str] = Counter()
+        self.embedded_texts = 0
+
+    def on_end(self, span: ReadableSpan) -> None:
+        if span.start_time is None or span.end_time is None:
+            return
+        self.seconds[span.name] += (span.end_time - span.start_time) / 1e9
+        self.count[span.name] += 1
+        if span.name == "embedding_batch":
+            texts = (span.attributes or {}).get("ragstream.texts", 0)
+            self.embedded_texts += texts if isinstance(texts, int) else 0
+
+    def reset(self) -> None:
+        self.__init__()  # type: ignore[misc]
+
+
+def read_passages(corpus: Path, start: int, count: int) -> list[str]:
+    lines = corpus.read_text(encoding="utf-8").splitlines()[start : start + count]
+    rows = [json.loads(line) for line in lines]
+    return [f"{row['title']}. {row['text']}" for row in rows]
+
+
+def documents(corpus: Path) -> list[DocumentChange]:
+    texts = read_passages(corpus, 0, DOCS * PASSAGES)
+    parts = ["\n\n".join(texts[i * PASSAGES : (i + 1) * PASSAGES]) for i in range(DOCS)]
+    return [DocumentChange(WS, f"d{i:03d}", 1, False, parts[i], f"d{i:03d}") for i in range(DOCS)]
+
+
+async def until_current(
+    settings: Settings, backends: Backends, began: float
+) -> tuple[float, float]:
+    """Seconds since `began` until the document stage, then both stages, have nothing queued."""
+    documents_done = None
+    while True:
+        progress = await indexing_progress(backends.bus, backends.topics, settings.bus.group_id)
+        if progress.documents == 0 and documents_done is None:
+            documents_done = time.monotonic() - began
+        if progress.current:
+            return documents_done or 0.0, time.monotonic() - began
+        await asyncio.sleep(0.05)
+
+
+class LLMCounts:
+    """Calls by kind and prompt size, read from the test server's request log."""
+
+    def __init__(self, server: OpenAITestServer) -> None:
+        self._server = server
+        self._seen = 0
+        self._embed_seen = 0
+
+    def take(self) -> dict[str, Any]:
+        bodies = self._server.log.bodies.get("chat", [])[self._seen :]
+        self._seen += len(bodies)
+        sizes = self._server.log.embedding_batch_sizes[self._embed_seen :]
+        self._embed_seen += len(sizes)
+        calls: Counter[str] = Counter()
+        chars = tokens = prefix = 0
+        for body in bodies:
+            messages = body["messages"]
+            calls[scripted_llm.kind(messages)] += 1
+            contents = [str(m.get("content", "")) for m in messages]
+            chars += sum(len(c) for c in contents)
+            counted = [count_tokens(c) for c in contents]
+            tokens += sum(counted)
+            prefix += counted[0]
+        return {
+            "llm_calls": dict(calls), "llm_calls_total": sum(calls.values()),
+            "prompt_chars": chars, "prompt_tokens": tokens, "system_prefix_tokens": prefix,
+            "embedding_requests": len(sizes), "embedded_texts": sum(sizes),
+        }  # fmt: skip
+
+
+def stage_report(totals: SpanTotals) -> dict[str, Any]:
+    return {
+        "stage_seconds": {name: round(totals.seconds[name], 2) for name in STAGES},
+        "stage_spans": {name: totals.count[name] for name in STAGES},
+    }
+
+
+async def record_counts(backends: Backends, workspace: str) -> dict[str, int]:
+    search = backends.stores.search
+    return {c.value: await search.count(c, workspace) for c in Collection}
+
+
+def corpus_settings(data_dir: Path, base_url: str) -> Settings:
+    api = {"base_url": base_url, "api_key": "test"}
+    return load_settings(
+        None,
+        data_dir=data_dir,
+        llm={"provider": "openai", "model": "test-chat", **api},
+        embedding={"provider": "openai", "model": "test-embedding", "dimensions": 384, **api},
+        log_level="WARNING",
+    )
+
+
+async def corpus_run(settings: Settings, server: OpenAITestServer, corpus: Path) -> dict[str, Any]:
+    totals = install_span_totals()
+    counts = LLMCounts(server)
+    report: dict[str, Any] = {}
+    changes = documents(corpus)
+    async with running_indexer(settings) as backends:
+        began = time.monotonic()
+        await publish(backends, changes)
+        stage1, seconds = await until_current(settings, backends, began)
+        records = await record_counts(backends, WS)
+        report["index_100"] = {
+            "seconds": round(seconds, 2), "documents_seconds": round(stage1, 2),
+            "chunks": records["chunks"], "chunks_per_s": round(records["chunks"] / seconds, 1),
+            "entities": records["entities"], "relations": records["relations"],
+            "records_per_s": round((records["entities"] + records["relations"]) / seconds, 1),
+            **counts.take(), **stage_report(totals),
+        }  # fmt: skip
+        report["edit_450"] = await edit_big_document(settings, backends, corpus, counts)
+        totals.reset()
+        began = time.monotonic()
+        await publish(backends, [DocumentChange(WS, c.doc_id, 2, True) for c in changes[:DELETED]])
+        await wait_current(settings, backends)
+        report["delete_85"] = {
+            "seconds": round(time.monotonic() - began, 2),
+            **counts.take(),
+            **stage_report(totals),
+        }
+    return report
+
+
+async def edit_big_document(
+    settings: Settings, backends: Backends, corpus: Path, counts: LLMCounts
+) -> dict[str, Any]:
+    texts = read_passages(corpus, DOCS * PASSAGES, BIG_PASSAGES)
+    big = DocumentChange("big", "big", 1, False, "\n\n".join(texts), "big.md")
+    await publish(backends, [big])
+    await wait_current(settings, backends)
+    indexed = counts.take()
+    record = await backends.stores.docs.get("big", "big")
+    middle = BIG_PASSAGES // 2
+    texts[middle] = texts[middle].replace(" ", " also ", 1)
+    edited = DocumentChange("big", "big", 2, False, "\n\n".join(texts), "big.md")
+    began = time.monotonic()
+    await publish(backends, [edited])
+    await wait_current(settings, backends)
+    return {
+        "chunks": len(record.chunk_ids) if record else 0,
+        "index_llm_calls": indexed["llm_calls_total"],
+        "seconds": round(time.monotonic() - began, 2),
+        **counts.take(),
+    }
+
+
+class StageSampler(Sampler):
+    """Records only the stage spans, so that tracing costs the pipeline next to nothing."""
+
+    def should_sample(
+        self, parent_context: Any, trace_id: int, name: str, *args: Any, **kw: Any
+    ) -> SamplingResult:
+        return SamplingResult(Decision.RECORD_AND_SAMPLE if name in STAGES else Decision.DROP)
+
+    def get_description(self) -> str:
+        return "ragstream stages"
+
+
+def install_span_totals() -> SpanTotals:
+    totals = SpanTotals()
+    provider = trace.get_tracer_provider()
+    if not isinstance(provider, TracerProvider):
+        provider = TracerProvider(sampler=StageSampler())
+        trace.set_tracer_provider(provider)
+    provider.add_span_processor(totals)
+    return totals
+
+
+MODELS: dict[str, ChatResponder] = {"names": scripted_llm.respond, "six": few_names}
+"""names: every capitalized name, up to 30 a reply (tests/support/scripted_llm.py); six: the
+first six two-word names and nothing on gleaning (tests/pipeline/test_llm_costs.py)."""
+
+
+def bench_corpus(data: Path, model: str) -> dict[str, Any]:
+    corpus = data / "2wikimultihopqa_hipporag" / "corpus.jsonl"
+    with tempfile.TemporaryDirectory() as tmp, instant_llm(MODELS[model]) as server:
+        return asyncio.run(corpus_run(corpus_settings(Path(tmp), server.base_url), server, corpus))
+
+
+async def offline_run(settings: Settings, corpus: Path, limit: int) -> dict[str, Any]:
+    totals = install_span_totals()
+    changes = list(_limited(passages(corpus), limit))
+    async with running_indexer(settings) as backends:
+        began = time.monotonic()
+        await publish(backends, changes)
+        stage1, seconds = await until_current(settings, backends, began)
+        records = await record_counts(backends, "multihop")
+    return {
+        "passages": len(changes), "seconds": round(seconds, 1),
+        "documents_seconds": round(stage1, 1), "chunks": records["chunks"],
+        "chunks_per_s": round(records["chunks"] / seconds, 2),
+        "entities": records["entities"], "relations": records["relations"],
+        "records_per_s": round((records["entities"] + records["relations"]) / seconds, 1),
+        "embedding_requests": totals.count["embedding_batch"],
+        "embedded_texts": totals.embedded_texts, **stage_report(totals),
+    }  # fmt: skip
+
+
+def _limited(changes: Iterator[DocumentChange], limit: int) -> Iterator[DocumentChange]:
+    for index, change in enumerate(changes):
+        if limit and index >= limit:
+            return
+        yield change
+
+
+def bench_offline(data: Path, limit: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = load_settings(None, data_dir=Path(tmp), log_level="WARNING")
+        return asyncio.run(offline_run(settings, data / "corpus.jsonl", limit))
+
+
+def test_corpus_scale() -> None:
+    report = bench_corpus(DATA, "six")
+    print(json.dumps(report, indent=2))
+    assert report["index_100"]["chunks"] > 0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("workload", choices=["corpus", "offline"])
+    parser.add_argument("--data", type=Path, default=None)
+    parser.add_argument("--limit", type=int, default=0, help="offline: first N passages only")
+    parser.add_argument("--model", choices=sorted(MODELS), default="six", help="corpus: LLM")
+    args = parser.parse_args()
+    if args.workload == "corpus":
+        report = bench_corpus(args.data or DATA, args.model)
+    else:
+        report = bench_offline(args.data or DATA / "2wikimultihopqa_hipporag", args.limit)
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()

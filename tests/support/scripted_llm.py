@@ -1,0 +1,71 @@
+"""A scripted extraction model for the OpenAI-compatible test server: instant and plausible.
+
+It answers an extraction prompt with the capitalized names of the passage, at most
+MAX_RECORDS entities and MAX_RECORDS relations (pairs named next to each other in one
+sentence), as a model with a bounded answer would; a gleaning prompt with the names it left
+out (again at most MAX_RECORDS); a summary prompt with one sentence naming the subject.
+Every reply ends with the completion marker, so the output looks complete and only a
+passage with more names than one answer holds leaves something for gleaning.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from typing import Any
+
+from ragstream.indexer.stages.extract.parser import COMPLETION_MARKER, TUPLE_DELIMITER
+
+MAX_RECORDS = 30
+_NAME = re.compile(r"\b[A-Z][a-z]+(?: (?:of |de |von )?[A-Z][a-z]+)*\b")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_SKIP = frozenset({"The", "A", "An", "In", "On", "At", "It", "He", "She", "They", "His", "Her"})
+
+
+def kind(messages: list[dict[str, Any]]) -> str:
+    """extraction, gleaning (a follow-up turn on the same passage) or summary."""
+    if "merge descriptions" in str(messages[0].get("content", "")):
+        return "summary"
+    return "gleaning" if len(messages) > 2 else "extraction"
+
+
+def passage_of(messages: list[dict[str, Any]]) -> str:
+    return str(messages[1].get("content", "")).split("Passage:", 1)[-1]
+
+
+def names_by_sentence(passage: str) -> list[list[str]]:
+    found = []
+    for sentence in _SENTENCE.split(passage):
+        names = [n for n in dict.fromkeys(_NAME.findall(sentence)) if n not in _SKIP]
+        found.append(names)
+    return found
+
+
+def records(sentences: list[list[str]], skip: set[str]) -> str:
+    """Entity and relation lines for the names not in `skip`, then the marker."""
+    names = [n for n in dict.fromkeys(itertools.chain(*sentences)) if n not in skip]
+    chosen = set(names[:MAX_RECORDS])
+    sep = TUPLE_DELIMITER
+    lines = [f"entity{sep}{n}{sep}concept{sep}{n} is named in the passage." for n in names]
+    lines = lines[:MAX_RECORDS]
+    pairs = [
+        (a, b)
+        for names_of_sentence in sentences
+        for a, b in itertools.pairwise(n for n in names_of_sentence if n in chosen)
+    ]
+    lines += [
+        f"relation{sep}{a}{sep}{b}{sep}named together{sep}{a} and {b} appear in one sentence."
+        for a, b in list(dict.fromkeys(pairs))[:MAX_RECORDS]
+    ]
+    return "\n".join([*lines, COMPLETION_MARKER])
+
+
+def respond(messages: list[dict[str, Any]], body: dict[str, Any]) -> str:
+    if kind(messages) == "summary":
+        subject = str(messages[-1].get("content", "")).split("\n", 1)[0]
+        return f"{subject.split(':', 1)[-1].strip()} is described in several passages."
+    sentences = names_by_sentence(passage_of(messages))
+    if kind(messages) == "extraction":
+        return records(sentences, set())
+    said = " ".join(str(m.get("content", "")) for m in messages[2:])
+    return records(sentences, {n for n in itertools.chain(*sentences) if n in said})
