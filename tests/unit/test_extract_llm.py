@@ -11,10 +11,11 @@ from ragstream.common.config import ExtractionConfig, LLMConfig
 from ragstream.common.providers.llm import ChatMessage, OpenAIChat
 from ragstream.indexer.stages.extract.llm_calls import CachedChat, cache_key
 from ragstream.indexer.stages.extract.llm_extractor import LLMExtractor, SummaryTooLargeError
-from ragstream.indexer.stages.extract.parser import ExtractionFormatError
+from ragstream.indexer.stages.extract.parser import ExtractionFormatError, parse_extraction
 from ragstream.indexer.stages.extract.prompts import extraction_messages, gleaning_messages
 from ragstream.indexer.stages.extract.records import ExtractedEntity, ExtractedRelation
 from ragstream.testing.openai_server import OpenAITestServer
+from ragstream.testing.openai_wire import split_tokens
 
 CHUNK = (
     "Halvorsen Aquatics launched the Tern S3 in Bergen. The seal of the Tern S3 is made by "
@@ -87,34 +88,114 @@ async def test_one_extraction_and_one_gleaning_call_then_the_cache(
 ) -> None:
     cache = MemoryCache()
     server.script_replies(FIRST, GLEANED)
-    first_run = await extractor(chat, cache, llm_config(server)).extract(CHUNK)
+    first_run = await extractor(chat, cache, llm_config(server), gleaning="always").extract(CHUNK)
     assert server.log.received["chat"] == 2
     assert len(first_run.cache_keys) == 2
     assert set(first_run.cache_keys) == set(cache.values)
 
-    again = await extractor(chat, cache, llm_config(server)).extract(CHUNK)
+    again = await extractor(chat, cache, llm_config(server), gleaning="always").extract(CHUNK)
     assert server.log.received["chat"] == 2  # both answers came from the cache
     assert again == first_run
 
 
-async def test_gleaning_continues_the_conversation(
+async def test_gleaning_repeats_the_extraction_prompt_then_the_records_so_far(
     server: OpenAITestServer, chat: OpenAIChat
 ) -> None:
-    server.script_replies(FIRST, GLEANED)
-    await extractor(chat, MemoryCache(), llm_config(server)).extract(CHUNK)
-    first, gleaning = server.log.bodies["chat"]
-    assert gleaning["messages"][: len(first["messages"])] == first["messages"]
-    assert gleaning["messages"][-2] == {"role": "assistant", "content": FIRST}
-    last = gleaning["messages"][-1]
-    assert last["role"] == "user" and "missed" in last["content"]
+    server.script_replies(FIRST, GLEANED, "<|COMPLETE|>")
+    ext = extractor(chat, MemoryCache(), llm_config(server), gleaning="always", max_gleaning=2)
+    await ext.extract(CHUNK)
+    first, gleaning, second = server.log.bodies["chat"]
     assert CHUNK in first["messages"][-1]["content"]
+    # The extraction prompt is the gleaning prompt's prefix, byte for byte (prefix caching).
+    for later in (gleaning, second):
+        assert later["messages"][: len(first["messages"])] == first["messages"]
+        assert (
+            later["messages"][-1]["role"] == "user" and "missed" in later["messages"][-1]["content"]
+        )
+    assert gleaning["messages"][-2] == {"role": "assistant", "content": FIRST}
+    # The second round sends every record found so far once, not the whole conversation.
+    assert len(second["messages"]) == len(gleaning["messages"])
+    recorded = second["messages"][-2]["content"]
+    assert "Kestrel Polymers" in recorded and FIRST not in recorded
+    assert recorded.count("entity<|#|>") == 3
+
+
+async def test_the_system_prompt_is_the_same_bytes_for_every_chunk(
+    server: OpenAITestServer, chat: OpenAIChat
+) -> None:
+    server.script_replies(FIRST, FIRST)
+    ext = extractor(chat, MemoryCache(), llm_config(server), gleaning="never")
+    await ext.extract(CHUNK)
+    await ext.extract("Kestrel Polymers moved to Oslo in 2024.")
+    first, second = (body["messages"] for body in server.log.bodies["chat"])
+    assert first[0] == second[0] and first[0]["role"] == "system"
+    assert first[1] != second[1]
+
+
+COMPLETE_ENOUGH = """\
+entity<|#|>Halvorsen Aquatics<|#|>organization<|#|>Launched the Tern S3.
+entity<|#|>Tern S3<|#|>product<|#|>A sensor.
+<|COMPLETE|>"""
+
+
+async def test_adaptive_gleaning_skips_a_complete_reply(
+    server: OpenAITestServer, chat: OpenAIChat
+) -> None:
+    server.script_replies(COMPLETE_ENOUGH)
+    result = await extractor(chat, MemoryCache(), llm_config(server)).extract(CHUNK)
+    assert server.log.received["chat"] == 1
+    assert len(result.cache_keys) == 1
+
+
+@pytest.mark.parametrize(
+    ("reply", "chunk", "why"),
+    [
+        (COMPLETE_ENOUGH.removesuffix("\n<|COMPLETE|>"), CHUNK, "no completion marker"),
+        (
+            COMPLETE_ENOUGH,
+            " ".join(f"Visitor{i} Person{i} came." for i in range(12)),
+            "far fewer entities than the passage's names",
+        ),
+    ],
+)
+async def test_adaptive_gleaning_asks_again_after_a_reply_that_looks_incomplete(
+    server: OpenAITestServer, chat: OpenAIChat, reply: str, chunk: str, why: str
+) -> None:
+    server.script_replies(reply, "<|COMPLETE|>")
+    await extractor(chat, MemoryCache(), llm_config(server)).extract(chunk)
+    assert server.log.received["chat"] == 2, why
+
+
+async def test_adaptive_gleaning_asks_again_after_a_reply_cut_at_the_output_limit(
+    server: OpenAITestServer, chat: OpenAIChat
+) -> None:
+    # The model wrote the marker and kept going; the server cuts the reply at max_tokens and
+    # says finish_reason "length": a sign that the model had more to say.
+    limit = len(split_tokens(COMPLETE_ENOUGH)) + 20
+    server.script_replies(COMPLETE_ENOUGH + "\n" + "and more " * 50, "<|COMPLETE|>")
+    result = await extractor(
+        chat, MemoryCache(), llm_config(server, max_output_tokens=limit)
+    ).extract(CHUNK)
+    assert server.log.received["chat"] == 2
+    assert len(result.entities) == 2
+
+
+async def test_no_gleaning_under_the_never_policy(
+    server: OpenAITestServer, chat: OpenAIChat
+) -> None:
+    server.script_replies(COMPLETE_ENOUGH.removesuffix("\n<|COMPLETE|>"))
+    ext = extractor(chat, MemoryCache(), llm_config(server), gleaning="never")
+    await ext.extract(CHUNK)
+    assert server.log.received["chat"] == 1
 
 
 async def test_the_longer_description_wins_across_passes(
     server: OpenAITestServer, chat: OpenAIChat
 ) -> None:
     server.script_replies(FIRST, GLEANED)
-    result = await extractor(chat, MemoryCache(), llm_config(server)).extract(CHUNK)
+    result = await extractor(chat, MemoryCache(), llm_config(server), gleaning="always").extract(
+        CHUNK
+    )
     assert result.entities == (
         ExtractedEntity("Halvorsen Aquatics", "organization", "Maker of the Tern S3."),
         ExtractedEntity(
@@ -143,13 +224,15 @@ async def test_gleaning_is_skipped_when_its_prompt_would_overflow_the_context(
     first_prompt = extraction_messages(CHUNK, entity_types=ExtractionConfig().entity_types)
     probe = CachedChat(chat, MemoryCache(), "test-chat", llm_config(server))
     first_tokens = probe.prompt_tokens(first_prompt)
-    gleaning_tokens = probe.prompt_tokens(gleaning_messages(first_prompt, long_reply))
+    listed = parse_extraction(long_reply)
+    gleaning = gleaning_messages(first_prompt, listed.entities, listed.relations)
+    gleaning_tokens = probe.prompt_tokens(gleaning)
     # Room for the first prompt and a full answer, not for the gleaning prompt.
     llm = llm_config(server, context_tokens=first_tokens + 2048, max_output_tokens=2048)
     assert gleaning_tokens > llm.context_tokens - llm.max_output_tokens
     server.script_replies(long_reply + "\n<|COMPLETE|>")
 
-    result = await extractor(chat, MemoryCache(), llm).extract(CHUNK)
+    result = await extractor(chat, MemoryCache(), llm, gleaning="always").extract(CHUNK)
     assert server.log.received["chat"] == 1
     assert len(result.entities) == 40
     assert any("gleaning pass 1 skipped" in warning for warning in result.warnings)
@@ -166,7 +249,9 @@ async def test_gleaning_stops_once_nothing_more_is_found(
     server: OpenAITestServer, chat: OpenAIChat
 ) -> None:
     server.script_replies(FIRST, GLEANED, "<|COMPLETE|>", "entity<|#|>X<|#|>concept<|#|>x")
-    result = await extractor(chat, MemoryCache(), llm_config(server), max_gleaning=5).extract(CHUNK)
+    result = await extractor(
+        chat, MemoryCache(), llm_config(server), max_gleaning=5, gleaning="always"
+    ).extract(CHUNK)
     assert server.log.received["chat"] == 3
     assert len(result.cache_keys) == 3
     assert "X" not in {entity.name for entity in result.entities}
@@ -178,10 +263,10 @@ async def test_an_unusable_first_answer_raises_and_is_not_cached(
     cache = MemoryCache()
     server.script_replies("Sorry, I cannot help with that.")
     with pytest.raises(ExtractionFormatError):
-        await extractor(chat, cache, llm_config(server)).extract(CHUNK)
+        await extractor(chat, cache, llm_config(server), gleaning="always").extract(CHUNK)
     assert cache.values == {}
     server.script_replies(FIRST, "<|COMPLETE|>")
-    result = await extractor(chat, cache, llm_config(server)).extract(CHUNK)
+    result = await extractor(chat, cache, llm_config(server), gleaning="always").extract(CHUNK)
     assert len(result.entities) == 2
     assert server.log.received["chat"] == 3
 
@@ -191,7 +276,7 @@ async def test_an_unusable_gleaning_answer_keeps_the_first_pass(
 ) -> None:
     cache = MemoryCache()
     server.script_replies(FIRST, "I found nothing else.")
-    result = await extractor(chat, cache, llm_config(server)).extract(CHUNK)
+    result = await extractor(chat, cache, llm_config(server), gleaning="always").extract(CHUNK)
     assert [entity.name for entity in result.entities] == ["Halvorsen Aquatics", "Tern S3"]
     assert len(result.cache_keys) == 1
     assert len(cache.values) == 1
@@ -231,8 +316,10 @@ async def test_a_temperature_change_misses_the_cache(
 ) -> None:
     cache = MemoryCache()
     server.script_replies(FIRST, "<|COMPLETE|>", FIRST, "<|COMPLETE|>")
-    await extractor(chat, cache, llm_config(server)).extract(CHUNK)
-    await extractor(chat, cache, llm_config(server, temperature=0.7)).extract(CHUNK)
+    await extractor(chat, cache, llm_config(server), gleaning="always").extract(CHUNK)
+    await extractor(chat, cache, llm_config(server, temperature=0.7), gleaning="always").extract(
+        CHUNK
+    )
     assert server.log.received["chat"] == 4
     assert len(cache.values) == 4
 
@@ -253,6 +340,18 @@ async def test_summary_is_one_cached_call_when_it_fits(
 
     again = await ext.summarize("Kestrel Polymers", descriptions)
     assert again == summary
+    assert server.log.received["chat"] == 1
+
+
+async def test_the_same_fragments_in_another_order_are_not_summarized_again(
+    server: OpenAITestServer, chat: OpenAIChat
+) -> None:
+    server.script_replies("Kestrel Polymers makes seals in Aberdeen.")
+    ext = extractor(chat, MemoryCache(), llm_config(server))
+    descriptions = ["Makes seals.", "Based in Aberdeen.", "Acquired in 2024."]
+    first = await ext.summarize("Kestrel Polymers", descriptions)
+    again = await ext.summarize("Kestrel Polymers", descriptions[::-1] + descriptions[:1])
+    assert again.text == first.text
     assert server.log.received["chat"] == 1
 
 

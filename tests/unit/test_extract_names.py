@@ -110,7 +110,7 @@ def test_empty_or_overlong_types_are_rejected(raw: str) -> None:
 def test_extraction_config_defaults_and_normalized_types() -> None:
     cfg = ExtractionConfig()
     assert cfg.language == "auto"
-    assert cfg.max_gleaning == 1
+    assert (cfg.gleaning, cfg.max_gleaning) == ("adaptive", 1)
     assert "person" in cfg.entity_types
     custom = ExtractionConfig.model_validate({"entity_types": ["Person", "Water Body", "person"]})
     assert custom.entity_types == ("person", "water_body")

@@ -10,6 +10,7 @@ from ragstream.indexer.stages.extract.prompts import (
     gleaning_messages,
     summary_messages,
 )
+from ragstream.indexer.stages.extract.records import ExtractedEntity
 
 
 def test_extraction_prompt_lists_the_types_and_the_format() -> None:
@@ -48,7 +49,7 @@ def test_the_examples_parse_as_valid_output() -> None:
 
 def test_gleaning_continues_the_conversation() -> None:
     first = extraction_messages("text", entity_types=["person"])
-    follow_up = gleaning_messages(first, "entity<|#|>A<|#|>person<|#|>d\n<|COMPLETE|>")
+    follow_up = gleaning_messages(first, [ExtractedEntity("A", "person", "d")], [])
     assert follow_up[:2] == first
     assert follow_up[2] == ChatMessage("assistant", "entity<|#|>A<|#|>person<|#|>d\n<|COMPLETE|>")
     assert follow_up[3].role == "user"

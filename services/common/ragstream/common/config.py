@@ -206,9 +206,13 @@ class ExtractionConfig(Section):
     language: str = Field("auto", min_length=1, max_length=64)
     """Language of descriptions and keywords; "auto": the language of each chunk's text.
     Names are always kept as the text writes them."""
+    gleaning: Literal["always", "adaptive", "never"] = "adaptive"
+    """When to ask again for missed entities and relations: adaptive, only after a reply that
+    looks incomplete (no completion marker, cut at the output limit, or far fewer entities
+    than the chunk's capitalized names); always, after every reply (LightRAG); never."""
     max_gleaning: int = Field(1, ge=0, le=5)
-    """Follow-up calls asking for missed entities and relations; a follow-up whose prompt
-    would not fit the model's context (llm.context_tokens - llm.max_output_tokens) is skipped."""
+    """Most follow-up calls per chunk; a follow-up whose prompt would not fit the model's
+    context (llm.context_tokens - llm.max_output_tokens) is skipped."""
 
     @field_validator("entity_types")
     @classmethod

@@ -38,6 +38,9 @@ class Completion:
     prompt_tokens: int
     """As counted by the provider; 0 when it reports no usage."""
     completion_tokens: int
+    finish_reason: str = ""
+    """Why the model stopped, as the provider says: "stop", "length" (cut at the output
+    limit), ...; empty when it says nothing."""
 
 
 class ChatModel(Protocol):
@@ -134,6 +137,7 @@ class OpenAIChat:
             text=response.choices[0].message.content or "",
             prompt_tokens=usage.prompt_tokens if usage else 0,
             completion_tokens=usage.completion_tokens if usage else 0,
+            finish_reason=response.choices[0].finish_reason or "",
         )
 
     async def stream(

@@ -39,6 +39,9 @@ class Reply:
     key: str
     cached: bool
     """Served from the cache (no LLM call was made)."""
+    cut: bool = False
+    """The model stopped at the output limit (finish_reason "length"); unknown, so False,
+    for a cached reply."""
 
 
 class CachedChat:
@@ -73,7 +76,7 @@ class CachedChat:
             max_tokens=self._max_tokens,
             temperature=self._temperature,
         )
-        return Reply(completion.text, key, cached=False)
+        return Reply(completion.text, key, cached=False, cut=completion.finish_reason == "length")
 
     async def remember(self, reply: Reply) -> None:
         """Stores an accepted reply; a reply that came from the cache is not written again."""

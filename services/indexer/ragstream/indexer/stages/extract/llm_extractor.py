@@ -1,10 +1,14 @@
 """The LLM extractor: one extraction call per chunk plus gleaning, and description summaries.
 
 Gleaning continues the conversation ("some entities and relations were missed") up to
-`max_gleaning` times. A gleaning call whose prompt (the passage, the first answer and the
-request) would leave less than `llm.max_output_tokens` of the context is skipped with a
-warning instead of being sent to fail or be cut off (LightRAG issue #2472). Records of all
-passes are merged per entity and per undirected pair; the longer description wins.
+`max_gleaning` times, by `extraction.gleaning` policy: `adaptive` (the default) only after
+a reply that looks incomplete (see gleaning.py), `always` after every reply, `never`. The
+extraction prompt's system message (rules and examples) is the same bytes for every chunk,
+and a gleaning prompt starts with its chunk's extraction prompt unchanged, so a server's
+prefix cache serves both. A gleaning call whose prompt would leave less than
+`llm.max_output_tokens` of the context is skipped with a warning instead of being sent to
+fail or be cut off (LightRAG issue #2472). Records of all passes are merged per entity and
+per undirected pair; the longer description wins.
 
 Every call goes through the LLM cache; a result lists the cache keys it used, so a chunk can
 remember them and a re-index of unchanged text makes no call.
@@ -20,6 +24,7 @@ from ragstream.common.config import ExtractionConfig, LLMConfig
 from ragstream.common.providers.llm import ChatMessage, ChatModel
 from ragstream.common.storage.protocols import CacheStore
 from ragstream.common.text.tokens import DEFAULT_ENCODING
+from ragstream.indexer.stages.extract.gleaning import candidate_names, looks_incomplete
 from ragstream.indexer.stages.extract.llm_calls import CachedChat, Reply
 from ragstream.indexer.stages.extract.parser import (
     ExtractionFormatError,
@@ -82,14 +87,17 @@ class LLMExtractor:
             text, entity_types=self._cfg.entity_types, language=self._cfg.language
         )
         reply = await self._calls.ask(messages)
-        first = parse_extraction(reply.text)
+        parsed = parse_extraction(reply.text)
         await self._calls.remember(reply)
-        passes = [first]
+        passes = [parsed]
         keys = [reply.key]
-        warnings = list(first.warnings)
-        conversation: list[ChatMessage] = messages
-        for round_number in range(1, self._cfg.max_gleaning + 1):
-            conversation = gleaning_messages(conversation, reply.text)
+        warnings = list(parsed.warnings)
+        for round_number in range(1, self._rounds + 1):
+            entities = merge_entities(*(p.entities for p in passes))
+            if not self._worth_gleaning(text, parsed, reply.cut, len(entities)):
+                break
+            relations = merge_relations(*(p.relations for p in passes))
+            conversation = gleaning_messages(messages, entities, relations)
             if not self._calls.fits(conversation):
                 warnings.append(
                     f"gleaning pass {round_number} skipped: its prompt would leave no room "
@@ -111,6 +119,16 @@ class LLMExtractor:
             warnings=tuple(warnings),
         )
 
+    @property
+    def _rounds(self) -> int:
+        return 0 if self._cfg.gleaning == "never" else self._cfg.max_gleaning
+
+    def _worth_gleaning(self, text: str, last: ParseResult, cut: bool, entities: int) -> bool:
+        """Always, or under `adaptive` only when the last reply looks incomplete."""
+        if self._cfg.gleaning == "always":
+            return True
+        return looks_incomplete(last.complete, cut, entities, candidate_names(text))
+
     async def summarize(
         self,
         name_or_pair: str | tuple[str, str],
@@ -125,7 +143,9 @@ class LLMExtractor:
         call holds them all. A fragment longer than half the room is truncated, so every
         round at least halves the number of texts.
         """
-        texts = [text for text in descriptions if text.strip()]
+        # A canonical order: the same set of fragments gives the same prompts, so a set that was
+        # summarized before is served by the cache whatever order its mentions came in.
+        texts = sorted({text for text in descriptions if text.strip()})
         if not texts:
             return SummaryResult("", ())
         budget = self._summary_budget(name_or_pair, max_tokens)

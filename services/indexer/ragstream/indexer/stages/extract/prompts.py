@@ -180,13 +180,16 @@ def extraction_messages(
 
 
 def gleaning_messages(
-    conversation: Sequence[ChatMessage], previous_reply: str
+    extraction: Sequence[ChatMessage],
+    entities: Sequence[ExtractedEntity],
+    relations: Sequence[ExtractedRelation],
 ) -> list[ChatMessage]:
-    """A gleaning call: the conversation so far, the model's last reply, and the request
-    for what it missed (so the model sees what it already listed)."""
+    """A gleaning call: the extraction prompt unchanged (so a server's prefix cache serves
+    it), every record found so far once, as the model's turn, and the request for what it
+    missed. A second round sends the merged records, not the whole conversation again."""
     return [
-        *conversation,
-        ChatMessage("assistant", previous_reply),
+        *extraction,
+        ChatMessage("assistant", format_records(entities, relations)),
         ChatMessage("user", _GLEANING.format(complete=COMPLETION_MARKER)),
     ]
 
