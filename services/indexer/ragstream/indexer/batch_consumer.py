@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
@@ -23,9 +24,20 @@ from ragstream.common.bus.spans import consumer_span
 from ragstream.common.telemetry import links_of, own, span
 from ragstream.indexer.consumer import ConsumeLoop, group_by_key
 
+log = logging.getLogger(__name__)
 T = TypeVar("T")
 ApplyBatch = Callable[[Sequence[T], Sequence[otel_context.Context]], Awaitable[object]]
 """(items of one poll, the trace context of each item) -> applied."""
+
+
+def offset_ranges(records: Sequence[BusRecord]) -> str:
+    """Where a poll's records sit, per partition: `topic[partition]@first..last`."""
+    ranges: dict[tuple[str, int], tuple[int, int]] = {}
+    for record in records:
+        place = record.topic, record.partition
+        low, high = ranges.get(place, (record.offset, record.offset))
+        ranges[place] = min(low, record.offset), max(high, record.offset)
+    return ", ".join(f"{t}[{p}]@{low}..{high}" for (t, p), (low, high) in ranges.items())
 
 
 class BatchConsumer(ConsumeLoop[T, ApplyBatch[T]]):
@@ -48,6 +60,8 @@ class BatchConsumer(ConsumeLoop[T, ApplyBatch[T]]):
                     contexts.append(trace.set_span_in_context(opened))
             if not items:
                 return
+            where = offset_ranges(records)
+            log.info("merging %d keys from %s", len(items), where)
             with span("merge_batch", attributes=own(keys=len(items), records=len(records))):
-                what = f"batch of {len(items)} from {records[0].topic}@{records[0].offset}"
+                what = f"batch of {len(items)} from {where}"
                 await self.with_retries(lambda: self._apply(items, contexts), what, stop)
