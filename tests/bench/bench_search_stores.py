@@ -10,7 +10,9 @@ is the embedded one for both (Elasticsearch has no graph role). On demand, never
     .venv/bin/python -m tests.bench.bench_search_stores [--sizes 10000 100000] [--es-url URL]
 
 Without --es-url (or RAGSTREAM_ES_URL) a node is started with tests/support/elasticsearch.py;
-`--backends embedded` needs none.
+`--backends embedded` needs none. `--store DIR` keeps the embedded store of each size in
+DIR/embedded-<size> and reuses it when it is complete, so that two versions of the code can
+be measured on one stored corpus (and a large one is loaded once).
 
 Embedded store, 100k chunks, Retrieve p50 in ms, FTS5 bm25() (before) against postings with
 MaxScore (after), on the same stored corpus with the same 40 queries per mode, the two
@@ -29,6 +31,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import math
 import os
 import random
 import statistics
@@ -274,7 +277,26 @@ async def elastic(url: str, directory: Path) -> AsyncIterator[Stores]:
         await client.close()
 
 
-async def run(sizes: list[int], backends: list[str], url: str | None, queries: int) -> None:
+LOADED = "loaded"
+"""Marks a kept store directory whose corpus was written completely."""
+
+
+@contextlib.contextmanager
+def directory(kept: Path | None, name: str, size: int) -> Iterator[tuple[Path, bool]]:
+    """(where the stores live, whether the corpus is already there)."""
+    if kept is None or name != "embedded":
+        with tempfile.TemporaryDirectory() as tmp:
+            yield Path(tmp), False
+        return
+    path = kept / f"embedded-{size}"
+    path.mkdir(parents=True, exist_ok=True)
+    loaded = (path / LOADED).exists()
+    yield path, loaded
+
+
+async def run(
+    sizes: list[int], backends: list[str], url: str | None, queries: int, kept: Path | None
+) -> None:
     print(
         "backend        size   chunks/s  naive p50/p99 (cpu p50) ms  mix p50/p99 (cpu p50) ms"
         "  RSS MB (before load/after queries/peak)  extra"
@@ -283,12 +305,12 @@ async def run(sizes: list[int], backends: list[str], url: str | None, queries: i
         data = Corpus(size)
         for name in backends:
             before = memory_mb()[0]
-            with tempfile.TemporaryDirectory() as tmp:
-                opened = (
-                    embedded(Path(tmp)) if name == "embedded" else elastic(url or "", Path(tmp))
-                )
+            with directory(kept, name, size) as (tmp, loaded):
+                opened = embedded(tmp) if name == "embedded" else elastic(url or "", tmp)
                 async with opened as stores:
-                    rate = await load(stores, data)
+                    rate = math.nan if loaded else await load(stores, data)
+                    if kept is not None and not loaded:
+                        (tmp / LOADED).touch()
                     engine = QueryEngine(stores, HashEmbedder(DIM), None)
                     naive = await latency(engine, data, Mode.NAIVE, queries)
                     mix = await latency(engine, data, Mode.MIX, queries)
@@ -327,12 +349,15 @@ def main() -> None:
     )  # fmt: skip
     parser.add_argument("--queries", type=int, default=QUERIES, help="measured per mode")
     parser.add_argument("--es-url", default=os.environ.get("RAGSTREAM_ES_URL"))
+    parser.add_argument(
+        "--store", type=Path, help="keep (and reuse) the embedded stores in this directory"
+    )
     args = parser.parse_args()
     if "elasticsearch" not in args.backends:
-        asyncio.run(run(args.sizes, args.backends, None, args.queries))
+        asyncio.run(run(args.sizes, args.backends, None, args.queries, args.store))
         return
     with node(args.es_url) as url:
-        asyncio.run(run(args.sizes, args.backends, url, args.queries))
+        asyncio.run(run(args.sizes, args.backends, url, args.queries, args.store))
 
 
 if __name__ == "__main__":
