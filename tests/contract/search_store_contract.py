@@ -286,6 +286,30 @@ class SearchStoreContract:
         [hit] = await self._search(store, "vector", vector=query)
         assert hit.score == pytest.approx(1.0, abs=1e-2)
 
+    async def test_similarities_score_the_ids_asked_that_exist(self, store: SearchStore) -> None:
+        await self._upsert(
+            store,
+            [
+                record("exact", vector=unit(1.0)),
+                record("near", vector=unit(0.9, 0.1)),
+                record("far", vector=unit(0.0, 1.0)),
+                record("elsewhere", vector=unit(1.0), workspace="ws-b"),
+            ],
+        )
+        asked = ["far", "missing", "exact", "near", "exact", "elsewhere"]
+        scores = await store.similarities(
+            Collection.CHUNKS, WS, asked, (3.0 * unit(1.0)).astype(np.float32), NO_FILTER
+        )
+        assert scores.keys() == {"exact", "near", "far"}
+        expected = {"exact": 1.0, "near": 0.9 / math.hypot(0.9, 0.1), "far": 0.0}
+        assert scores == pytest.approx(expected, abs=1e-2)
+        assert await store.similarities(Collection.CHUNKS, WS, [], unit(1.0), NO_FILTER) == {}
+        other = await store.similarities(Collection.ENTITIES, WS, asked, unit(1.0), NO_FILTER)
+        assert other == {}
+        await self._upsert(store, [record("far", vector=unit(1.0))])
+        rewritten = await store.similarities(Collection.CHUNKS, WS, ["far"], unit(1.0), NO_FILTER)
+        assert rewritten == pytest.approx({"far": 1.0}, abs=1e-2)
+
     # -- filters --------------------------------------------------------------------------
 
     async def _filter_fixture(self, store: SearchStore) -> None:
@@ -365,6 +389,17 @@ class SearchStoreContract:
         hits = await self._search(store, kind, search_filter=search_filter)
         assert set(ids(hits)) == expected
         assert len(hits) == len(expected)
+
+    @pytest.mark.parametrize(("search_filter", "expected"), FILTER_CASES)
+    async def test_similarities_keep_only_what_the_filter_allows(
+        self, store: SearchStore, search_filter: SearchFilter, expected: set[str]
+    ) -> None:
+        await self._filter_fixture(store)
+        everything = ["a", "b", "c", "d", "e"]
+        scores = await store.similarities(
+            Collection.CHUNKS, WS, everything, unit(1.0), search_filter
+        )
+        assert scores.keys() == expected
 
     @pytest.mark.parametrize("kind", ["terms", "vector"])
     @pytest.mark.parametrize(

@@ -66,6 +66,18 @@ class SearchStore(Protocol):
         """Cosine similarity (vectors are normalized); best first; hits below min_score dropped."""
         ...
 
+    async def similarities(
+        self,
+        collection: Collection,
+        workspace: str,
+        ids: Sequence[str],
+        vector: Vector,
+        search_filter: SearchFilter,
+    ) -> dict[str, float]:
+        """The cosine similarity to `vector` of each of `ids` that exists and passes the
+        filter, by id, without reading the records (as searches see them)."""
+        ...
+
     async def count(self, collection: Collection, workspace: str) -> int:
         """How many records the workspace holds in the collection."""
         ...

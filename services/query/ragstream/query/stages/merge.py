@@ -38,7 +38,9 @@ class MergeSources:
         naive = state.chunk_hits
         merged = round_robin([[h.record.id for h in naive], *state.graph_sources])[:pool]
         records = {h.record.id: h.record for h in naive}
-        records |= await chunk_records(self._store, q.workspace, merged)
+        records |= await chunk_records(
+            self._store, q.workspace, [i for i in merged if i not in records]
+        )
         scores = {h.record.id: h.score for h in naive}
         hits = [(records[i], scores.get(i, 0.0)) for i in merged if i in records]
         result.chunks, result.references = cite([context_chunk(r, s) for r, s in hits])

@@ -10,13 +10,13 @@ most `per_item` chunks.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Hashable, Sequence
+from collections.abc import Container, Hashable, Mapping, Sequence
 from typing import TypeVar
 
 import numpy as np
 from opentelemetry.trace import Span
 
-from ragstream.common.models import Collection, SearchRecord, Vector
+from ragstream.common.models import Collection, SearchRecord
 from ragstream.common.storage.protocols import SearchStore
 from ragstream.common.telemetry import annotate
 from ragstream.query.types import QueryState
@@ -57,39 +57,32 @@ def pick_by_weight(per_hit: Sequence[Sequence[str]], per_item: int) -> list[list
 
 
 def pick_by_vector(
-    per_hit: Sequence[Sequence[str]],
-    chunks: dict[str, SearchRecord],
-    query: Vector,
-    per_item: int,
+    per_hit: Sequence[Sequence[str]], similarity: Mapping[str, float], per_item: int
 ) -> list[list[str]]:
-    """Each hit's chunks, ordered by cosine similarity to the query."""
+    """Each hit's chunks, ordered by their similarity to the query (ties in hit order)."""
     picked: list[list[str]] = []
     for ids in per_hit:
-        known = [cid for cid in dict.fromkeys(ids) if cid in chunks]
-        if not known:
-            picked.append([])
-            continue
-        matrix = np.stack([chunks[cid].vector for cid in known])
-        order = np.argsort(-(matrix @ query), kind="stable")
-        picked.append([known[i] for i in order[:per_item]])
+        known = [cid for cid in dict.fromkeys(ids) if cid in similarity]
+        picked.append(sorted(known, key=lambda cid: -similarity[cid])[:per_item])
     return picked
 
 
 def pick_chunks(
     per_hit: Sequence[Sequence[str]],
-    chunks: dict[str, SearchRecord],
-    query: Vector | None,
+    similarity: Mapping[str, float] | None,
+    live: Container[str],
     method: str,
     per_item: int,
 ) -> list[str]:
-    """The chunks for graph hits, round-robin over hits (best hit first)."""
-    # Only chunks that still exist (and pass the filter) take part.
-    live = [[cid for cid in ids if cid in chunks] for ids in per_hit]
+    """The chunks for graph hits, round-robin over hits (best hit first). `live` holds the
+    chunks that still exist and pass the filter; `similarity` (None: no query vector) their
+    cosine to the query."""
+    kept = [[cid for cid in ids if cid in live] for ids in per_hit]
     picked: list[list[str]] = []
-    if method == "VECTOR" and query is not None and np.any(query):
-        picked = pick_by_vector(live, chunks, query, per_item)
+    if method == "VECTOR" and similarity is not None:
+        picked = pick_by_vector(kept, similarity, per_item)
     if not any(picked):
-        picked = pick_by_weight(live, per_item)
+        picked = pick_by_weight(kept, per_item)
     return round_robin(picked)
 
 
@@ -115,13 +108,27 @@ class GraphChunks:
         per_entity = [list(e.chunk_ids) for e in result.entities]
         per_relation = [list(r.chunk_ids) for r in result.relations]
         ids = list(dict.fromkeys(c for group in (*per_entity, *per_relation) for c in group))
-        records = await chunk_records(self._store, state.q.workspace, ids)
-        if state.allowed is not None:
-            records = {i: r for i, r in records.items() if state.allowed.intersection(r.doc_ids)}
-        query = state.vector("query")
+        similarity, live = await self._live(state, ids)
         state.graph_sources = [
-            pick_chunks(group, records, query, o.chunk_pick_method, o.related_chunk_number)
+            pick_chunks(group, similarity, live, o.chunk_pick_method, o.related_chunk_number)
             for group in (per_entity, per_relation)
             if group
         ]
         annotate(current, chunks=sum(len(source) for source in state.graph_sources))
+
+    async def _live(
+        self, state: QueryState, ids: list[str]
+    ) -> tuple[dict[str, float] | None, Container[str]]:
+        """(similarity to the query vector, the chunks that exist and pass the filter); the
+        store scores the chunks itself, so no record is read."""
+        query = state.vector("query")
+        ws, search_filter = state.q.workspace, state.search_filter()
+        if query is not None:
+            similarity = await self._store.similarities(
+                Collection.CHUNKS, ws, ids, query, search_filter
+            )
+            # A zero query vector (a language the embedder does not serve) ranks nothing.
+            return (similarity if np.any(query) else None), similarity
+        records = await chunk_records(self._store, ws, ids)
+        allowed = state.allowed
+        return None, {i for i, r in records.items() if allowed is None or allowed & set(r.doc_ids)}

@@ -61,6 +61,12 @@ def bm25_query(workspace: str, terms: Sequence[str], search_filter: SearchFilter
     }
 
 
+def ids_query(workspace: str, ids: Sequence[str], search_filter: SearchFilter) -> dict[str, Any]:
+    """The records of the workspace with these ids that the filter allows; nothing scored."""
+    clauses = [*filter_clauses(workspace, search_filter), {"terms": {"id": list(ids)}}]
+    return {"bool": {"filter": clauses}}
+
+
 def num_candidates(k: int) -> int:
     return min(MAX_CANDIDATES, max(MIN_CANDIDATES, CANDIDATE_FACTOR * k))
 

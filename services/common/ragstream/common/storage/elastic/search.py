@@ -32,6 +32,9 @@ from ragstream.common.storage.elastic.layout import (
 )
 from ragstream.common.storage.elastic.model import ModelFingerprint
 
+SIMILARITY_PAGE = 1000
+"""Ids per search of `similarities` (well within Elasticsearch's result window)."""
+
 
 class VectorSizeError(ValueError):
     """A vector's length differs from the embedding model's."""
@@ -142,6 +145,34 @@ class ElasticSearchStore:
         found = [codec.from_source(doc["_source"]) for doc in response["docs"] if doc.get("found")]
         by_id = {record.id: record for record in found if record.workspace == workspace}
         return [by_id[i] for i in unique if i in by_id]
+
+    async def similarities(
+        self,
+        collection: Collection,
+        workspace: str,
+        ids: Sequence[str],
+        vector: Vector,
+        search_filter: SearchFilter,
+    ) -> dict[str, float]:
+        unique = list(dict.fromkeys(ids))
+        if not unique:
+            return {}
+        query = self._checked(codec.normalized(vector, "<query>"), "<query>")
+        await self._follow()
+        scores: dict[str, float] = {}
+        for start in range(0, len(unique), SIMILARITY_PAGE):
+            batch = unique[start : start + SIMILARITY_PAGE]
+            response = await self._client.search(
+                index=self.index(collection),
+                query=queries.ids_query(workspace, batch, search_filter),
+                size=len(batch),
+                source_includes=["id", "vector_b64"],
+                track_total_hits=False,
+            )
+            for hit in response["hits"]["hits"]:
+                found = hit["_source"]
+                scores[found["id"]] = float(np.dot(codec.decode_vector(found["vector_b64"]), query))
+        return scores
 
     async def count(self, collection: Collection, workspace: str) -> int:
         await self._follow()

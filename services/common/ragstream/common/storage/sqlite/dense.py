@@ -111,17 +111,30 @@ class DenseIndex:
         if self._size == 0:
             self.dim = None  # as the store does: an emptied index accepts any size again
 
+    def scores(self, query: FloatMatrix, pks: Sequence[int]) -> dict[int, float]:
+        """pk -> cosine of those of `pks` that the index holds."""
+        rows = [(pk, row) for pk in pks if (row := self._rows.get(pk)) is not None]
+        if not rows:
+            return {}
+        q = self._checked(query)
+        found = _scores(self._matrix[[row for _, row in rows]], q)
+        return {pk: float(score) for (pk, _), score in zip(rows, found, strict=True)}
+
+    def _checked(self, query: FloatMatrix) -> FloatMatrix:
+        """The query normalized; an error when its size is not the index's."""
+        if query.ndim != 1 or query.shape[0] != self.dim:
+            raise DimensionMismatchError(
+                f"query vector has shape {query.shape}, the index holds {self.dim}-d vectors"
+            )
+        return normalized(query)
+
     def search(
         self, query: FloatMatrix, allowed: IntArray | None, limit: int, min_score: float
     ) -> list[tuple[int, float]]:
         """(pk, cosine) best first, over `allowed` pks only (None: all rows)."""
         if self._size == 0 or limit <= 0:
             return []
-        if query.ndim != 1 or query.shape[0] != self.dim:
-            raise DimensionMismatchError(
-                f"query vector has shape {query.shape}, the index holds {self.dim}-d vectors"
-            )
-        q = normalized(query)
+        q = self._checked(query)
         pks = self._pks[: self._size]
         matrix = self._matrix[: self._size]
         if allowed is None:

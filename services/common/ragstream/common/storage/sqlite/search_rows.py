@@ -52,6 +52,23 @@ def allowed_pks(
     return np.fromiter((pk for (pk,) in cursor), dtype=np.int64)
 
 
+def pks_of(
+    conn: sqlite3.Connection,
+    tables: schema.Tables,
+    workspace: str,
+    ids: Sequence[str],
+    search_filter: SearchFilter,
+) -> dict[int, str]:
+    """pk -> id of those of `ids` that the workspace holds and the filter allows."""
+    where_ = where(search_filter, tables)
+    rows = conn.execute(
+        f"SELECT r.pk, r.id FROM {tables.records} AS r WHERE r.workspace = ? "
+        f"AND r.id IN (SELECT value FROM json_each(?)) AND ({where_.sql})",
+        (workspace, json_list(list(dict.fromkeys(ids))), *where_.params),
+    ).fetchall()
+    return {int(pk): str(record_id) for pk, record_id in rows}
+
+
 def hits(
     conn: sqlite3.Connection, tables: schema.Tables, scored: list[tuple[int, float]]
 ) -> list[Hit]:
@@ -87,6 +104,17 @@ def stored_dim(conn: sqlite3.Connection, collection: Collection, workspace: str)
         (collection.value, workspace),
     ).fetchone()
     return None if row is None or row[0] is None else int(row[0])
+
+
+def state(
+    conn: sqlite3.Connection, collection: Collection, workspace: str
+) -> tuple[int | None, int]:
+    """(vector size, change counter) of the workspace's records in the collection."""
+    row = conn.execute(
+        "SELECT dim, generation FROM search_state WHERE collection = ? AND workspace = ?",
+        (collection.value, workspace),
+    ).fetchone()
+    return (None, 0) if row is None else (row[0], int(row[1]))
 
 
 def bump_state(

@@ -1,0 +1,149 @@
+"""Decoded BM25 postings of the terms searched lately, per (collection, workspace).
+
+Reading a term's postings row by row out of SQLite costs about a microsecond a posting, so a
+common term (tens of thousands of records) costs tens of milliseconds on every query that
+reads it. The cache keeps them as arrays, least recently used first out, within a total
+number of postings.
+
+The cache of a (collection, workspace) holds the postings of one generation (the store's
+change counter, see search.py): a read whose snapshot is at that generation uses it; a
+newer one empties it and fills it anew; an older one passes it by. This instance's writes
+drop only the terms they change and move the cache to their generation, so a workspace being
+indexed keeps its other terms cached. Unfiltered searches only: a filtered search's postings
+are read with its filter inside the SQL.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from ragstream.common.storage.sqlite import bm25
+
+MAX_POSTINGS = 6_000_000
+"""Postings kept per store in all (16 bytes each: under 100 MB)."""
+FULL_READ_AT = 2048
+"""A term's frequencies in this many candidates or more are read with all its postings (and
+cached): one range scan instead of a lookup per candidate."""
+
+
+class PostingsCache:
+    """Thread-safe; shared by the reader threads of one store."""
+
+    def __init__(self, max_postings: int = MAX_POSTINGS) -> None:
+        self._max = max_postings
+        self._lock = threading.Lock()
+        self._generations: dict[object, int] = {}
+        self._terms: OrderedDict[tuple[object, str], _Compact] = OrderedDict()
+        self._size = 0
+
+    def source(self, key: object, generation: int, sql: bm25.PostingSource) -> bm25.PostingSource:
+        """`sql` (a read at `generation`) with this cache in front of it."""
+        with self._lock:
+            current = self._generations.get(key)
+            if current is not None and current > generation:
+                return sql  # an older snapshot than the cache: the cache may be ahead of it
+            if current != generation:
+                self._drop(key)
+                self._generations[key] = generation
+        return _Cached(self, key, generation, sql)
+
+    def changed(self, key: object, generation: int, terms: Iterable[str]) -> None:
+        """A write of this instance moved `key` to `generation`, changing `terms` only."""
+        with self._lock:
+            if self._generations.get(key) != generation - 1:
+                self._drop(key)
+                self._generations.pop(key, None)
+                return
+            for term in terms:
+                self._evict((key, term))
+            self._generations[key] = generation
+
+    def forget(self, key: object) -> None:
+        """Drops everything of `key` (a write that did not commit)."""
+        with self._lock:
+            self._drop(key)
+            self._generations.pop(key, None)
+
+    def get(self, key: object, generation: int, term: str) -> bm25.Postings | None:
+        with self._lock:
+            if self._generations.get(key) != generation:
+                return None
+            found = self._terms.get((key, term))
+            if found is None:
+                return None
+            self._terms.move_to_end((key, term))
+        return bm25.Postings(
+            found.pks, found.tf.astype(np.float64), found.length.astype(np.float64)
+        )
+
+    def put(self, key: object, generation: int, term: str, postings: bm25.Postings) -> None:
+        if len(postings.pks) > self._max:
+            return
+        with self._lock:
+            if self._generations.get(key) != generation or (key, term) in self._terms:
+                return
+            self._terms[(key, term)] = _Compact.of(postings)
+            self._size += len(postings.pks)
+            while self._size > self._max:
+                oldest = next(iter(self._terms))
+                self._evict(oldest)
+
+    def _evict(self, entry: tuple[object, str]) -> None:
+        postings = self._terms.pop(entry, None)
+        if postings is not None:
+            self._size -= len(postings.pks)
+
+    def _drop(self, key: object) -> None:
+        for entry in [entry for entry in self._terms if entry[0] == key]:
+            self._evict(entry)
+
+
+@dataclass(frozen=True, slots=True)
+class _Compact:
+    """Postings as kept: tf and length are integers below 2**24, exact in float32."""
+
+    pks: bm25.IntArray
+    tf: npt.NDArray[np.float32]
+    length: npt.NDArray[np.float32]
+
+    @classmethod
+    def of(cls, postings: bm25.Postings) -> _Compact:
+        pks = postings.pks.copy()
+        pks.flags.writeable = False  # shared by every search that reads the term
+        return cls(pks, postings.tf.astype(np.float32), postings.length.astype(np.float32))
+
+
+class _Cached:
+    """bm25.PostingSource: cached postings where there are, SQL for the rest."""
+
+    def __init__(
+        self, cache: PostingsCache, key: object, generation: int, sql: bm25.PostingSource
+    ) -> None:
+        self._cache = cache
+        self._key = key
+        self._generation = generation
+        self._sql = sql
+
+    def postings(self, term: str) -> bm25.Postings:
+        found = self._cache.get(self._key, self._generation, term)
+        if found is None:
+            found = self._sql.postings(term)
+            self._cache.put(self._key, self._generation, term, found)
+        return found
+
+    def frequencies(self, term: str, pks: bm25.IntArray) -> tuple[bm25.IntArray, bm25.FloatArray]:
+        found = self._cache.get(self._key, self._generation, term)
+        if found is None and len(pks) < FULL_READ_AT:
+            return self._sql.frequencies(term, pks)
+        if found is None:
+            found = self.postings(term)
+        rows = np.searchsorted(found.pks, pks)
+        rows[rows >= len(found.pks)] = 0
+        hit = found.pks[rows] == pks if len(found.pks) else np.zeros(len(pks), dtype=bool)
+        return pks[hit], found.tf[rows[hit]]
