@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -89,7 +90,7 @@ class SearchStoreContract:
     # -- records --------------------------------------------------------------------------
 
     @pytest.mark.parametrize("collection", list(Collection))
-    async def test_get_returns_every_field_as_written(
+    async def test_get_returns_every_field_as_written_hits_all_but_terms_and_vector(
         self, store: SearchStore, collection: Collection
     ) -> None:
         written = SearchRecord(
@@ -119,6 +120,15 @@ class SearchStoreContract:
         assert dict(got.attrs) == dict(written.attrs)
         np.testing.assert_allclose(got.vector, written.vector, atol=1e-2)
         assert await store.count(collection, WS) == 1
+        await self.refresh(store)
+        for hits in (
+            await store.search_terms(collection, WS, ["wörld"], NO_FILTER, 5),
+            await store.search_vector(collection, WS, unit(0.6, 0.8), NO_FILTER, 5),
+        ):
+            # A hit's record is the stored one without its terms and vector (see models.Hit).
+            [hit] = hits
+            assert hit.record == replace(got, terms=(), vector=hit.record.vector)
+            assert hit.record.vector.shape == (0,)
 
     async def test_get_keeps_the_order_asked_and_skips_unknown_ids(
         self, store: SearchStore

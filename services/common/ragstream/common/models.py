@@ -94,9 +94,15 @@ class SearchRecord:
     """Collection-specific fields, JSON-serializable (file_path, order, tokens, name, ...)."""
 
 
+NO_VECTOR: Vector = np.empty(0, dtype=np.float32)
+"""The vector of a hit's record (see Hit)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Hit:
-    """A search result: the record and its score under the search that found it."""
+    """A search result: the record and its score under the search that found it. The record
+    comes without its terms and vector (`terms` empty, `vector` of length 0): no caller of a
+    search reads them, and decoding them was most of a hit's cost; `get` returns them."""
 
     record: SearchRecord
     score: float

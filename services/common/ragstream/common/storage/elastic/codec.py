@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ragstream.common.models import SearchRecord, Vector
+from ragstream.common.models import NO_VECTOR, SearchRecord, Vector
 
 MAX_ID_BYTES = 512
 
@@ -78,6 +78,26 @@ def to_source(record: SearchRecord, vector: Vector) -> dict[str, Any]:
     if np.any(vector):
         source["vector"] = vector.tolist()
     return source
+
+
+HIT_EXCLUDES = ["terms", "vector", "vector_b64"]
+"""Fields a hit's record goes without (see models.Hit); kNN hits keep vector_b64 to be
+scored exactly."""
+
+
+def hit_record(source: Mapping[str, Any]) -> SearchRecord:
+    """A hit's record (no terms, no vector) from a document read without HIT_EXCLUDES."""
+    return SearchRecord(
+        id=source["id"],
+        workspace=source["workspace"],
+        text=source["text"],
+        terms=(),
+        vector=NO_VECTOR,
+        doc_ids=tuple(source["doc_ids"]),
+        metadata=dict(source["metadata"]),
+        timestamp=source.get("timestamp"),
+        attrs=dict(source["attrs"]),
+    )
 
 
 def from_source(source: Mapping[str, Any]) -> SearchRecord:

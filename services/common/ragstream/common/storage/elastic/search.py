@@ -198,10 +198,11 @@ class ElasticSearchStore:
             query=queries.bm25_query(workspace, unique, search_filter),
             size=limit,
             sort=[{"_score": "desc"}, {"id": "asc"}],
+            source_excludes=codec.HIT_EXCLUDES,
             track_total_hits=False,
         )
         return [
-            Hit(codec.from_source(hit["_source"]), float(hit["_score"]))
+            Hit(codec.hit_record(hit["_source"]), float(hit["_score"]))
             for hit in response["hits"]["hits"]
         ]
 
@@ -220,7 +221,11 @@ class ElasticSearchStore:
         await self._follow()
         knn = queries.knn_clause(workspace, query, search_filter, limit)
         response = await self._client.search(
-            index=self.index(collection), knn=knn, size=knn["k"], track_total_hits=False
+            index=self.index(collection),
+            knn=knn,
+            size=knn["k"],
+            source_excludes=codec.HIT_EXCLUDES[:2],
+            track_total_hits=False,
         )
         return exact_hits(response["hits"]["hits"], query, min_score)
 
@@ -230,8 +235,8 @@ def exact_hits(raw: Sequence[Mapping[str, Any]], query: Vector, min_score: float
     ties, those under `min_score` dropped."""
     hits = []
     for item in raw:
-        record = codec.from_source(item["_source"])
-        score = float(np.dot(record.vector, query))
+        record = codec.hit_record(item["_source"])
+        score = float(np.dot(codec.decode_vector(item["_source"]["vector_b64"]), query))
         if score >= min_score:
             hits.append(Hit(record, score))
     hits.sort(key=lambda hit: (-hit.score, hit.record.id))

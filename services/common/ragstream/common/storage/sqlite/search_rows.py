@@ -76,10 +76,10 @@ def hits(
     if not scored:
         return []
     rows = conn.execute(
-        f"{tables.select_records} WHERE r.pk IN (SELECT value FROM json_each(?))",
+        f"{tables.select_hits} WHERE r.pk IN (SELECT value FROM json_each(?))",
         (json_list([pk for pk, _ in scored]),),
     ).fetchall()
-    records = {row[0]: schema.row_record(row[1:]) for row in rows}
+    records = {row[0]: schema.hit_record(row[1:]) for row in rows}
     return [Hit(records[pk], score) for pk, score in scored if pk in records]
 
 

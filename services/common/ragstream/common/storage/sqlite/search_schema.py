@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ragstream.common.models import Collection, SearchRecord, Vector
+from ragstream.common.models import NO_VECTOR, Collection, SearchRecord, Vector
 from ragstream.common.storage.sqlite.db import Migration
 from ragstream.common.storage.sqlite.dense import normalized
 
@@ -113,6 +113,14 @@ class Tables:
             f"JOIN {self.data} AS d ON d.pk = r.pk JOIN {self.vectors} AS v ON v.pk = r.pk"
         )
 
+    @property
+    def select_hits(self) -> str:
+        """SELECT of (pk, *columns hit_record reads) over `r` (records) and `d`."""
+        return (
+            "SELECT r.pk, r.id, r.workspace, d.text, d.doc_ids, r.metadata, r.ts, d.attrs "
+            f"FROM {self.records} AS r JOIN {self.data} AS d ON d.pk = r.pk"
+        )
+
 
 def tables(collection: Collection) -> Tables:
     name = f"search_{Collection(collection).value}"
@@ -200,4 +208,19 @@ def row_record(row: Sequence[Any]) -> SearchRecord:
         metadata=json.loads(row[6]),
         timestamp=row[7],
         attrs=json.loads(row[8]),
+    )
+
+
+def hit_record(row: Sequence[Any]) -> SearchRecord:
+    """A hit's record (no terms, no vector) from a row of Tables.select_hits, without its pk."""
+    return SearchRecord(
+        id=row[0],
+        workspace=row[1],
+        text=row[2],
+        terms=(),
+        vector=NO_VECTOR,
+        doc_ids=tuple(json.loads(row[3])),
+        metadata=json.loads(row[4]),
+        timestamp=row[5],
+        attrs=json.loads(row[6]),
     )
