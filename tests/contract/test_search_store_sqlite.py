@@ -85,6 +85,21 @@ async def test_a_store_sees_writes_made_through_another_instance(db: Database) -
     assert ids(await reader.search_vector(Collection.CHUNKS, WS, unit(1.0), NO_FILTER, 5)) == ["r2"]
 
 
+async def test_bm25_sees_writes_of_this_and_another_instance_after_caching(db: Database) -> None:
+    reader, writer = await SqliteSearchStore.open(db), await SqliteSearchStore.open(db)
+    await reader.upsert(Collection.CHUNKS, [record("r1", ["alpha", "beta"])])
+
+    async def found(term: str) -> list[str]:
+        return ids(await reader.search_terms(Collection.CHUNKS, WS, [term], NO_FILTER, 5))
+
+    assert await found("alpha") == await found("beta") == ["r1"]  # both terms now cached
+    await reader.upsert(Collection.CHUNKS, [record("r2", ["alpha"])])
+    assert await found("alpha") == ["r2", "r1"] and await found("beta") == ["r1"]
+    await writer.upsert(Collection.CHUNKS, [record("r1", ["gamma"])])
+    assert await found("alpha") == ["r2"] and await found("beta") == []
+    assert await found("gamma") == ["r1"]
+
+
 async def test_concurrent_writes_and_searches_stay_consistent(db: Database) -> None:
     store = await SqliteSearchStore.open(db)
     await store.upsert(Collection.CHUNKS, [record("seed", ["shared"])])
