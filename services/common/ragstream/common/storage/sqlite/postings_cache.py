@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,9 +27,11 @@ from ragstream.common.storage.sqlite import bm25
 
 MAX_POSTINGS = 6_000_000
 """Postings kept per store in all (16 bytes each: under 100 MB)."""
-FULL_READ_AT = 2048
-"""A term's frequencies in this many candidates or more are read with all its postings (and
-cached): one range scan instead of a lookup per candidate."""
+FULL_READ_RATIO = 1
+"""A term's frequencies in the candidates are read with all its postings (and cached) when
+it has at most this many postings per candidate: the range scan then reads no more rows
+than the lookups would, each cheaper. A term in most records of a large collection is
+looked up, as reading its hundreds of thousands of postings would cost more."""
 
 
 class PostingsCache:
@@ -42,8 +44,11 @@ class PostingsCache:
         self._terms: OrderedDict[tuple[object, str], _Compact] = OrderedDict()
         self._size = 0
 
-    def source(self, key: object, generation: int, sql: bm25.PostingSource) -> bm25.PostingSource:
-        """`sql` (a read at `generation`) with this cache in front of it."""
+    def source(
+        self, key: object, generation: int, sql: bm25.PostingSource, df: Mapping[str, int]
+    ) -> bm25.PostingSource:
+        """`sql` (a read at `generation`) with this cache in front of it; `df` holds the
+        collection's record counts of the query's terms (at least their postings here)."""
         with self._lock:
             current = self._generations.get(key)
             if current is not None and current > generation:
@@ -51,7 +56,7 @@ class PostingsCache:
             if current != generation:
                 self._drop(key)
                 self._generations[key] = generation
-        return _Cached(self, key, generation, sql)
+        return _Cached(self, key, generation, sql, df)
 
     def changed(self, key: object, generation: int, terms: Iterable[str]) -> None:
         """A write of this instance moved `key` to `generation`, changing `terms` only."""
@@ -123,8 +128,14 @@ class _Cached:
     """bm25.PostingSource: cached postings where there are, SQL for the rest."""
 
     def __init__(
-        self, cache: PostingsCache, key: object, generation: int, sql: bm25.PostingSource
+        self,
+        cache: PostingsCache,
+        key: object,
+        generation: int,
+        sql: bm25.PostingSource,
+        df: Mapping[str, int],
     ) -> None:
+        self._df = df
         self._cache = cache
         self._key = key
         self._generation = generation
@@ -139,7 +150,7 @@ class _Cached:
 
     def frequencies(self, term: str, pks: bm25.IntArray) -> tuple[bm25.IntArray, bm25.FloatArray]:
         found = self._cache.get(self._key, self._generation, term)
-        if found is None and len(pks) < FULL_READ_AT:
+        if found is None and self._df.get(term, 0) > FULL_READ_RATIO * len(pks):
             return self._sql.frequencies(term, pks)
         if found is None:
             found = self.postings(term)

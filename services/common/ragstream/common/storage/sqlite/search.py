@@ -197,11 +197,12 @@ class SqliteSearchStore:
 
         def read(conn: sqlite3.Connection) -> list[Hit]:
             source: bm25.PostingSource = lexical.SqlPostings(conn, tables, workspace, where)
+            terms = lexical.term_stats(conn, tables, unique)
             if search_filter.unrestricted:
                 _, generation = search_rows.state(conn, collection, workspace)
-                source = self._postings.source((collection, workspace), generation, source)
-            stats = lexical.corpus(conn, collection)
-            scored = bm25.top(lexical.term_stats(conn, tables, unique), stats, source, limit)
+                df = {t.term: t.df for t in terms}
+                source = self._postings.source((collection, workspace), generation, source, df)
+            scored = bm25.top(terms, lexical.corpus(conn, collection), source, limit)
             return search_rows.ranked_hits(conn, tables, scored, limit)
 
         return await self._db.read(read)
