@@ -20,7 +20,7 @@ from grpc_status import rpc_status
 
 from ragstream.testing.openai_server import OpenAITestServer, RequestLog
 from ragstream.v1 import query_pb2, query_pb2_grpc
-from tests.support.server import ServeProcess
+from tests.support.server import ServeProcess, openai_embedding_env
 
 pytestmark = pytest.mark.e2e
 NAIVE = query_pb2.QueryParams(mode=query_pb2.QUERY_MODE_NAIVE)
@@ -35,11 +35,7 @@ def llm_env(llm: OpenAITestServer) -> dict[str, str]:
         "RAGSTREAM_LLM__BASE_URL": llm.base_url,
         "RAGSTREAM_LLM__API_KEY": "test-key",
         "RAGSTREAM_LLM__MAX_RETRIES": "0",
-        "RAGSTREAM_EMBEDDING__PROVIDER": "openai",
-        "RAGSTREAM_EMBEDDING__MODEL": "test-embedding",
-        "RAGSTREAM_EMBEDDING__BASE_URL": llm.base_url,
-        "RAGSTREAM_EMBEDDING__API_KEY": "test-key",
-        "RAGSTREAM_EMBEDDING__DIMENSIONS": "64",
+        **openai_embedding_env(llm.base_url),
     }
 
 

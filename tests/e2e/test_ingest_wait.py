@@ -17,7 +17,7 @@ import pytest
 
 from ragstream.testing.openai_server import OpenAITestServer
 from ragstream.v1 import ingest_pb2, ingest_pb2_grpc
-from tests.support.server import ServeProcess
+from tests.support.server import ServeProcess, openai_embedding_env
 
 pytestmark = pytest.mark.e2e
 WORKSPACE = "wait"
@@ -38,14 +38,7 @@ async def embedder() -> AsyncIterator[OpenAITestServer]:
 
 @pytest.fixture
 def serve(tmp_path: Path, embedder: OpenAITestServer) -> Iterator[ServeProcess]:
-    env = {
-        "RAGSTREAM_EMBEDDING__PROVIDER": "openai",
-        "RAGSTREAM_EMBEDDING__MODEL": "test-embedding",
-        "RAGSTREAM_EMBEDDING__BASE_URL": embedder.base_url,
-        "RAGSTREAM_EMBEDDING__API_KEY": "test-key",
-        "RAGSTREAM_EMBEDDING__DIMENSIONS": "64",
-    }
-    with ServeProcess(tmp_path / "data", env) as process:
+    with ServeProcess(tmp_path / "data", openai_embedding_env(embedder.base_url)) as process:
         yield process
 
 

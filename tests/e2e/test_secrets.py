@@ -29,7 +29,7 @@ from ragstream.indexer.stages.extract.parser import COMPLETION_MARKER
 from ragstream.query.main import build_server
 from ragstream.testing.openai_server import OpenAITestServer, echo_responder
 from ragstream.v1 import common_pb2, ingest_pb2, ingest_pb2_grpc, query_pb2, query_pb2_grpc
-from tests.support.server import ServeProcess
+from tests.support.server import ServeProcess, openai_embedding_env
 
 pytestmark = pytest.mark.e2e
 LLM_KEY = "sk-llm-3f9a0c71e5d24b8e"
@@ -51,11 +51,7 @@ def settings_env(llm: OpenAITestServer, tokens_file: Path) -> dict[str, str]:
         "RAGSTREAM_LLM__BASE_URL": llm.base_url,
         "RAGSTREAM_LLM__API_KEY": LLM_KEY,
         "RAGSTREAM_LLM__MAX_RETRIES": "0",
-        "RAGSTREAM_EMBEDDING__PROVIDER": "openai",
-        "RAGSTREAM_EMBEDDING__MODEL": "test-embedding",
-        "RAGSTREAM_EMBEDDING__BASE_URL": llm.base_url,
-        "RAGSTREAM_EMBEDDING__API_KEY": EMBEDDING_KEY,
-        "RAGSTREAM_EMBEDDING__DIMENSIONS": "64",
+        **openai_embedding_env(llm.base_url, api_key=EMBEDDING_KEY),
         "RAGSTREAM_AUTH__ENABLED": "true",
         "RAGSTREAM_AUTH__TOKENS_FILE": str(tokens_file),
     }

@@ -23,6 +23,19 @@ from ragstream.cli.demo import wait_serving
 REPO = Path(__file__).resolve().parents[2]
 
 
+def openai_embedding_env(
+    base_url: str, api_key: str = "test-key", dimensions: int = 64
+) -> dict[str, str]:
+    """Settings that make a server embed through an OpenAI-compatible test server."""
+    return {
+        "RAGSTREAM_EMBEDDING__PROVIDER": "openai",
+        "RAGSTREAM_EMBEDDING__MODEL": "test-embedding",
+        "RAGSTREAM_EMBEDDING__BASE_URL": base_url,
+        "RAGSTREAM_EMBEDDING__API_KEY": api_key,
+        "RAGSTREAM_EMBEDDING__DIMENSIONS": str(dimensions),
+    }
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
