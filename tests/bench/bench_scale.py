@@ -239,9 +239,19 @@ class StageSampler(Sampler):
     """Records only the stage spans, so that tracing costs the pipeline next to nothing."""
 
     def should_sample(
-        self, parent_context: Any, trace_id: int, name: str, *args: Any, **kw: Any
+        self,
+        parent_context: Any,
+        trace_id: int,
+        name: str,
+        kind: Any = None,
+        attributes: Any = None,
+        *args: Any,
+        **kw: Any,
     ) -> SamplingResult:
-        return SamplingResult(Decision.RECORD_AND_SAMPLE if name in STAGES else Decision.DROP)
+        # A sampled span gets the attributes the sampler returns: pass them on.
+        if name not in STAGES:
+            return SamplingResult(Decision.DROP)
+        return SamplingResult(Decision.RECORD_AND_SAMPLE, attributes)
 
     def get_description(self) -> str:
         return "ragstream stages"
