@@ -42,8 +42,8 @@ async def bm25_rankings(data: BeirData, index_dir: Path) -> dict[str, list[str]]
     async with contextlib.AsyncExitStack() as stack:
         stack.push_async_callback(embedder.close)
         stores = await open_stores(Opening(settings, stack, embedder))
-        await ensure_index(stores, embedder, data.corpus_path, settings)
-        return await rank(stores.search, embedder, data, Retriever.BM25)
+        workspace, _ = await ensure_index(stores, embedder, data, settings)
+        return await rank(stores.search, embedder, data, Retriever.BM25, workspace)
 
 
 async def reranked(

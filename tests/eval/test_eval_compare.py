@@ -48,17 +48,22 @@ def write_config(path: Path, extra: str = "") -> Path:
     return path
 
 
-def compare(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def ragstream(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The CLI in `cwd`, with no RAGSTREAM_ settings from the environment."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAGSTREAM_")}
     return subprocess.run(
-        [sys.executable, "-m", "ragstream.cli.main", "eval", "compare", *args],
+        [sys.executable, "-m", "ragstream.cli.main", *args],
         capture_output=True,
         text=True,
         timeout=300,
         check=False,
-        cwd=tmp_path,
+        cwd=cwd,
         env={**env, "COLUMNS": "200"},
     )
+
+
+def compare(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return ragstream(tmp_path, "eval", "compare", *args)
 
 
 def test_compare_prints_one_table_and_reuses_equal_indices(tmp_path: Path) -> None:

@@ -5,9 +5,11 @@ backend (storage.search; each document is `title + " " + text`), in the workspac
 queries go through the query service's own hybrid search (100 candidates from each search,
 fused with query.rrf_k), one at a time (the query embedded, then searched), and each query's
 time is measured. A document's score is that of its best
-chunk. The index is kept (for the embedded store in `--index-dir`), with a marker record
-naming the embedding model, so the three retrievers can be compared without embedding the
-corpus three times.
+chunk. The index is kept (for the embedded store in `--index-dir`), in a workspace named by
+the index's identity (the set and the settings that decide what it holds, `eval_index.py`),
+with a marker record once it is complete: the three retrievers can be compared without
+embedding the corpus three times, and another set or other chunking or embedding settings
+get an index of their own beside it, never a stale one.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import Progress
 
+from ragstream.cli.eval_index import SetKind, index_key
 from ragstream.common.config import Settings
 from ragstream.common.events import DocumentChange
 from ragstream.common.metrics import ndcg_at_k, recall_at_k
@@ -34,9 +37,10 @@ from ragstream.indexer.stages.chunk import chunk_document
 from ragstream.indexer.stages.write import write_chunks
 from ragstream.query.stages.retrieve import Retriever, SearchSpec, hybrid_search
 
-WORKSPACE = "beir"
+WORKSPACE_PREFIX = "beir-"
+"""An index lives in the workspace beir-<index key>."""
 MARKER = "beir-index-complete"
-"""Document-store record written once the whole corpus is indexed; names the model."""
+"""Document-store record written once the whole corpus is indexed; holds the index key."""
 BATCH = 64
 out = Console(stderr=True)
 
@@ -105,7 +109,7 @@ def iter_corpus(path: Path) -> Iterator[tuple[str, str]]:
 
 
 async def build_index(
-    store: SearchStore, embedder: Embedder, corpus: Path, settings: Settings
+    store: SearchStore, embedder: Embedder, corpus: Path, settings: Settings, workspace: str
 ) -> None:
     docs = list(iter_corpus(corpus))
     with Progress(console=out) as progress:
@@ -114,11 +118,11 @@ async def build_index(
             batch = docs[start : start + BATCH]
             chunks, changes = [], {}
             for doc_id, text in batch:
-                change = DocumentChange(WORKSPACE, doc_id, 1, False, text, doc_id)
+                change = DocumentChange(workspace, doc_id, 1, False, text, doc_id)
                 changes[doc_id] = change
                 chunks.extend(
                     await chunk_document(
-                        WORKSPACE, doc_id, text, doc_id, settings.chunking, embedder
+                        workspace, doc_id, text, doc_id, settings.chunking, embedder
                     )
                 )
             # One write per batch: every chunk of a batch shares the eval's (empty) metadata.
@@ -127,9 +131,9 @@ async def build_index(
 
 
 async def rank(
-    store: SearchStore, embedder: Embedder, data: BeirData, retriever: Retriever
+    store: SearchStore, embedder: Embedder, data: BeirData, retriever: Retriever, workspace: str
 ) -> dict[str, list[str]]:
-    return (await timed_rank(store, embedder, data, retriever)).rankings
+    return (await timed_rank(store, embedder, data, retriever, workspace)).rankings
 
 
 async def timed_rank(
@@ -137,6 +141,7 @@ async def timed_rank(
     embedder: Embedder,
     data: BeirData,
     retriever: Retriever,
+    workspace: str,
     rrf_k: int = 60,
 ) -> Ranked:
     """Each query embedded and searched on its own, timed from the embedding to the hits.
@@ -147,7 +152,7 @@ async def timed_rank(
     async def search(text: str) -> list[str]:
         [vector] = await embedder.embed([text])
         spec = SearchSpec(
-            WORKSPACE,
+            workspace,
             analyze(text),
             vector,
             SearchFilter(),
@@ -176,8 +181,10 @@ async def evaluate_beir(settings: Settings, data: BeirData, retriever: Retriever
     async with contextlib.AsyncExitStack() as stack:
         stack.push_async_callback(embedder.close)
         stores = await open_stores(Opening(settings, stack, embedder))
-        built = await ensure_index(stores, embedder, data.corpus_path, settings)
-        ranked = await timed_rank(stores.search, embedder, data, retriever, settings.query.rrf_k)
+        workspace, built = await ensure_index(stores, embedder, data, settings)
+        ranked = await timed_rank(
+            stores.search, embedder, data, retriever, workspace, settings.query.rrf_k
+        )
     return Ranked(ranked.rankings, ranked.seconds, ranked.embedding, built)
 
 
@@ -229,22 +236,24 @@ def scores(
 
 
 async def ensure_index(
-    stores: Stores, embedder: Embedder, corpus: Path, settings: Settings
-) -> bool:
-    """Builds the index unless a complete one for this embedding model is there; True when
-    it built one."""
-    marker = await stores.docs.get(WORKSPACE, MARKER)
-    if marker is not None and marker.content_hash == embedder.name:
-        return False
+    stores: Stores, embedder: Embedder, data: BeirData, settings: Settings
+) -> tuple[str, bool]:
+    """The workspace of the index of `data` under `settings`, built there unless a complete
+    one is; and whether it was built now."""
+    key = index_key(settings, SetKind.BEIR, data.corpus_path.parent)
+    workspace = WORKSPACE_PREFIX + key
+    marker = await stores.docs.get(workspace, MARKER)
+    if marker is not None and marker.content_hash == key:
+        return workspace, False
     started = time.monotonic()
-    await build_index(stores.search, embedder, corpus, settings)
+    await build_index(stores.search, embedder, data.corpus_path, settings, workspace)
     refresh = getattr(stores.search, "refresh", None)
     if refresh is not None:
         await refresh()  # backends that search only refreshed writes (Elasticsearch)
-    done = DocumentRecord(WORKSPACE, MARKER, 1, DocState.PROCESSED, content_hash=embedder.name)
+    done = DocumentRecord(workspace, MARKER, 1, DocState.PROCESSED, content_hash=key)
     await stores.docs.put(done)
     out.print(f"indexed in {time.monotonic() - started:.0f} s")
-    return True
+    return workspace, True
 
 
 def _mean(values: Iterator[float]) -> float:

@@ -3,9 +3,9 @@
 Each configuration is a TOML file (its name is the file's stem). Every configuration runs
 the set as `eval beir` or `eval multihop` would, on the embedded backends, and one table
 shows nDCG@10, recall@k and the mean query latency of each, with the difference against the
-first. Indices are kept under `--index-root`, in a directory keyed by a hash of the settings
-that decide what an index holds (`index_settings`), so configurations that differ only in
-query settings share one index, and a later comparison reuses it.
+first. Indices are kept under `--index-root`, in a directory keyed by a hash of the set and
+of the settings that decide what an index holds (`eval_index.py`), so configurations that
+differ only in query settings share one index, and a later comparison reuses it.
 
 The `--json` output is one object, stable across versions within its `schema` (README,
 "Comparing configurations").
@@ -13,8 +13,6 @@ The `--json` output is one object, stable across versions within its `schema` (R
 
 from __future__ import annotations
 
-import enum
-import hashlib
 import json
 import statistics
 from collections.abc import Sequence
@@ -23,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ragstream.cli.beir import BeirData, Ranked, evaluate_beir, scores
+from ragstream.cli.eval_index import SetKind, index_key
 from ragstream.cli.multihop import evaluate_multihop
 from ragstream.common.config import Settings
 from ragstream.query.stages.retrieve import Retriever
@@ -30,16 +29,6 @@ from ragstream.query.types import Mode
 
 SCHEMA = "ragstream.eval.compare/1"
 MODES = ["local", "global", "hybrid", "mix", "naive"]
-_RUNTIME = {
-    "api_key", "batch_size", "batch_tokens", "batch_window_ms", "concurrency", "timeout_s",
-    "max_retries",
-}  # fmt: skip
-"""Provider settings that change how fast an index is built, never what it holds."""
-
-
-class SetKind(enum.StrEnum):
-    BEIR = "beir"
-    MULTIHOP = "multihop"
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,29 +54,6 @@ class Outcome:
             "p50": statistics.median(times),
             "p95": times[min(len(times) - 1, round(0.95 * (len(times) - 1)))],
         }
-
-
-def index_settings(settings: Settings, kind: SetKind) -> dict[str, Any]:
-    """The settings that decide what the index of a set holds."""
-    parts: dict[str, Any] = {
-        "chunking": settings.chunking.model_dump(mode="json"),
-        "embedding": settings.embedding.model_dump(mode="json", exclude=_RUNTIME),
-        "storage": settings.storage.model_dump(mode="json"),
-    }
-    if kind is SetKind.MULTIHOP:  # the graph comes from extraction (and the LLM, if any)
-        parts["extraction"] = settings.extraction.model_dump(mode="json")
-        parts["llm"] = settings.llm.model_dump(mode="json", exclude=_RUNTIME)
-    return parts
-
-
-def index_key(settings: Settings, kind: SetKind, data_dir: Path) -> str:
-    identity = {
-        "set": str(data_dir.resolve()),
-        "kind": kind.value,
-        **index_settings(settings, kind),
-    }
-    encoded = json.dumps(identity, sort_keys=True, separators=(",", ":")).encode()
-    return hashlib.sha256(encoded).hexdigest()[:16]
 
 
 async def evaluate(

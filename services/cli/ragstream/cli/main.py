@@ -325,7 +325,8 @@ def eval_compare(
 ) -> None:
     """nDCG@10, recall@k and latency of one set under several configurations, side by side."""
     from ragstream.cli.beir import DatasetError, open_dataset
-    from ragstream.cli.compare import Configuration, SetKind, check, run_compare
+    from ragstream.cli.compare import Configuration, check, run_compare
+    from ragstream.cli.eval_index import SetKind
 
     chosen = SetKind(_choice("--set", kind, tuple(SetKind)))
     loaded = [Configuration(path.stem, path, _settings(path)) for path in configs]

@@ -4,6 +4,11 @@ Passages go through the whole indexing pipeline (chunks, extraction, graph merge
 embedded backends; questions go through the query service's own retrieval, each timed. A
 passage's rank is that of its first chunk in the context. Recall@k as in HippoRAG: the mean
 over questions of |gold in top k| / |gold|.
+
+The index stays in its directory (`--index-dir`) and is reused by later runs, with a marker
+naming its identity (the set and the indexing settings, `eval_index.py`). A directory that
+holds the index of another set or of other settings is refused with a one-line error, since
+reusing it would report that index's figures under the new settings.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from pathlib import Path
 from rich.console import Console
 
 from ragstream.cli.beir import BeirData, Ranked, scores
+from ragstream.cli.eval_index import IndexMismatchError, SetKind, index_key
 from ragstream.cli.local_index import publish, running_indexer, wait_current
 from ragstream.common.config import Settings
 from ragstream.common.events import DocumentChange
@@ -42,15 +48,21 @@ def passages(corpus: Path) -> Iterator[DocumentChange]:
 
 async def evaluate_multihop(settings: Settings, data: BeirData, mode: Mode) -> Ranked:
     """Indexes the passages into settings.data_dir unless done before, then retrieves."""
+    key = index_key(settings, SetKind.MULTIHOP, data.corpus_path.parent)
     marker = settings.data_dir / "INDEX_COMPLETE"
     built = not marker.exists()
+    if not built and marker.read_text(encoding="utf-8").strip() != key:
+        raise IndexMismatchError(
+            f"{settings.data_dir} holds the index of another set or of other chunking, "
+            "embedding or extraction settings: pass another --index-dir, or remove that one"
+        )
     async with running_indexer(settings) as backends:
         if built:
             started = time.monotonic()
             count = await publish(backends, passages(data.corpus_path))
             out.print(f"indexing {count} passages (chunks, graph) ...")
             await wait_current(settings, backends)
-            marker.write_text(backends.providers.embeddings.name)
+            marker.write_text(key, encoding="utf-8")
             out.print(f"indexed in {time.monotonic() - started:.0f} s")
         engine = build_engine(settings, backends)
         options = replace(
