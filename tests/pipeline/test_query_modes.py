@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
+from collections.abc import Awaitable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from ragstream.common.config import QueryDefaults
 from ragstream.common.events import DocumentChange
-from ragstream.common.models import SearchFilter
+from ragstream.common.models import Collection, Hit, SearchFilter
+from ragstream.common.providers.scheduler import Priority
+from ragstream.common.storage.protocols import SearchStore
 from ragstream.common.timing import StageTimer
 from ragstream.query.engine import QueryEngine
 from ragstream.query.main import build_engine
@@ -114,3 +120,71 @@ async def test_entities_named_by_the_keywords_come_first_within_the_filter(
     assert [e.name for e in everywhere.entities[:2]] == ["Tomasz Brejcha", "Tern S3"]
     assert only_b.entities[0].name == "Tomasz Brejcha"
     assert "Tern S3" not in {e.name for e in only_b.entities}  # a.md only: filtered out
+
+
+SEARCHED = (Collection.ENTITIES, Collection.RELATIONS, Collection.CHUNKS)
+
+
+class TimedSearches:
+    """A search store that records when each collection's searches run, the searches of
+    `slow` after a pause, so that they end last."""
+
+    def __init__(self, inner: SearchStore, slow: Collection | None) -> None:
+        self._inner = inner
+        self._slow = slow
+        self.runs: list[tuple[Collection, float, float]] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def search_terms(self, collection: Collection, *args: Any, **kw: Any) -> list[Hit]:
+        return await self._timed(collection, self._inner.search_terms(collection, *args, **kw))
+
+    async def search_vector(self, collection: Collection, *args: Any, **kw: Any) -> list[Hit]:
+        return await self._timed(collection, self._inner.search_vector(collection, *args, **kw))
+
+    async def _timed(self, collection: Collection, search: Awaitable[list[Hit]]) -> list[Hit]:
+        started = time.monotonic()
+        if collection is self._slow:
+            await asyncio.sleep(0.3)
+        try:
+            return await search
+        finally:
+            self.runs.append((collection, started, time.monotonic()))
+
+    def span(self, collection: Collection) -> tuple[float, float]:
+        runs = [(s, e) for c, s, e in self.runs if c is collection]
+        return min(s for s, _ in runs), max(e for _, e in runs)
+
+
+def outline(r: Retrieval) -> tuple[list[str], ...]:
+    return [e.key for e in r.entities], [x.key for x in r.relations], [c.chunk_id for c in r.chunks]
+
+
+async def test_mix_searches_run_together_and_merge_in_a_fixed_order(tmp_path: Path) -> None:
+    corpus = REPO / "demo" / "corpus"
+    docs = {f.name: f.read_text(encoding="utf-8") for f in sorted(corpus.iterdir())}
+    ask = question("Who leads the Tern sensor team and what did the recall cost?", Mode.MIX)
+    async with running_pipeline(embedded_settings(tmp_path)) as pipeline:
+        await index(pipeline, docs)
+        outlines, runs = [], {}
+        for slow in (None, Collection.ENTITIES, Collection.RELATIONS, Collection.CHUNKS):
+            store = TimedSearches(pipeline.backends.stores.search, slow)
+            stores = replace(pipeline.backends.stores, search=store)
+            embedder = pipeline.backends.providers.embeddings.view(Priority.QUERY)
+            timer = StageTimer()
+            outlines.append(outline(await QueryEngine(stores, embedder, None).retrieve(ask, timer)))
+            runs[slow] = store
+    entities, relations, chunks = outlines[0]
+    assert entities and relations and chunks
+    # Whichever search ends last, the context is the same, in the same order.
+    assert all(o == outlines[0] for o in outlines)
+    # The searches overlap: the others start before the slowed one ends (run one after
+    # another, the searches after a slowed entity search would wait for it).
+    for slow, store in runs.items():
+        if slow is not None:
+            slow_end = store.span(slow)[1]
+            assert all(store.span(other)[0] < slow_end for other in SEARCHED if other is not slow)
+    names = [name for name, _ in timer.items()]
+    assert names.index("search_entities") < names.index("search_relations")
+    assert names.index("search_relations") < names.index("search_chunks")

@@ -18,7 +18,7 @@ from ragstream.common.telemetry import own, span
 
 
 class StageTimer:
-    """Accumulates milliseconds per named stage, in first-seen order."""
+    """Accumulates milliseconds per named stage, in the order the stages first start."""
 
     def __init__(self) -> None:
         self._ms: dict[str, float] = {}
@@ -29,6 +29,7 @@ class StageTimer:
         """Times the block and traces it as span `name`; `attributes` become ragstream.*
         attributes, and the yielded span takes more (counts known only at the end)."""
         started = time.perf_counter()
+        self._ms.setdefault(name, 0.0)  # in the order stages start, also when concurrent
         try:
             with span(name, attributes=own(stage=name, **attributes)) as current:
                 yield current

@@ -1,12 +1,15 @@
-"""The query pipeline (docs/architecture.md, "Query"): one list of stages, run in order.
+"""The query pipeline (docs/architecture.md, "Query"): one list of steps, run in order.
 
-    filter -> keywords -> rewrite -> embed -> search_entities -> search_relations -> search_chunks
+    filter -> keywords -> rewrite -> embed -> (search_entities | search_relations | search_chunks)
            -> graph_chunks -> fuse -> rerank -> budget            (retrieve)
            -> answer                                              (answer / stream_answer)
 
 Each stage (query/stages/) says whether it applies to the query (its mode and options),
 reads and writes one `QueryState`, and is timed and traced as a span of its own name. A stage
-may end the retrieval early (a filter that allows no document). Retrieval and answering are
+may end the retrieval early (a filter that allows no document). The three searches form one
+step: each reads only what the stages before them wrote and writes its own part of the
+state, so they run concurrently (the store's reads and the vector scoring leave the event
+loop), and their results merge in a fixed order whichever ends first. Retrieval and answering are
 separate calls, so Retrieve, Query and StreamQuery share one retrieval path and differ only
 in what they do with its result. The engine knows no transport: the caller's deadline comes
 in `QueryInput.deadline`.
@@ -14,6 +17,7 @@ in `QueryInput.deadline`.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncGenerator
 
@@ -41,6 +45,13 @@ from ragstream.query.stages.rewrite import RewriteStage
 from ragstream.query.types import Mode, QueryInput, QueryState, Retrieval, Stage
 
 
+class Together:
+    """Stages that run concurrently as one step of the pipeline (see the module doc)."""
+
+    def __init__(self, *stages: Stage) -> None:
+        self.stages = stages
+
+
 class QueryEngine:
     def __init__(
         self,
@@ -55,14 +66,16 @@ class QueryEngine:
         self._embedder = embedder
         self._chat = chat
         self._reranker = reranking.reranker.name if reranking else "none (no reranker configured)"
-        self.stages: tuple[Stage, ...] = (
+        self.steps: tuple[Stage | Together, ...] = (
             FilterStage(stores.docs),
             KeywordStage(chat, stores.cache, stores.search),
             RewriteStage(chat, stores.cache, rewrite_min_seconds),
             EmbedStage(embedder),
-            EntitySearch(stores, candidates, rrf_k),
-            RelationSearch(stores, candidates, rrf_k),
-            ChunkSearch(stores.search, candidates, rrf_k),
+            Together(
+                EntitySearch(stores, candidates, rrf_k),
+                RelationSearch(stores, candidates, rrf_k),
+                ChunkSearch(stores.search, candidates, rrf_k),
+            ),
             GraphChunks(stores.search),
             MergeSources(stores.search, reranking),
             RerankStage(reranking),
@@ -81,12 +94,15 @@ class QueryEngine:
         if q.options.mode is Mode.BYPASS:
             return Retrieval()
         state = QueryState(q, Retrieval(query_terms=tuple(analyze(q.query))))
-        for stage in self.stages:
+        for step in self.steps:
             if state.done:
                 break
-            if stage.applies(state):
-                with timer.stage(stage.name) as span:
-                    await stage.run(state, span)
+            stages = step.stages if isinstance(step, Together) else (step,)
+            running = [stage for stage in stages if stage.applies(state)]
+            if len(running) == 1:
+                await _timed(running[0], state, timer)
+            elif running:
+                await asyncio.gather(*(_timed(stage, state, timer) for stage in running))
         return state.result
 
     def messages(self, q: QueryInput, retrieval: Retrieval) -> list[ChatMessage]:
@@ -122,3 +138,8 @@ class QueryEngine:
             async with contextlib.aclosing(stream) as deltas:
                 async for delta in deltas:
                     yield delta
+
+
+async def _timed(stage: Stage, state: QueryState, timer: StageTimer) -> None:
+    with timer.stage(stage.name) as span:
+        await stage.run(state, span)

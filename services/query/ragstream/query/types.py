@@ -163,8 +163,9 @@ class QueryState:
     """What each search embeds: "query", "low" (local keywords), "high" (global)."""
     vectors: dict[str, Vector] = field(default_factory=dict)
     """The embedding of each text in `texts`, by the text itself."""
-    entity_groups: list[list[ContextEntity]] = field(default_factory=list)
-    relation_groups: list[list[ContextRelation]] = field(default_factory=list)
+    entity_groups: dict[str, list[ContextEntity]] = field(default_factory=dict)
+    """The entities each level's search found, by level ("low": local, "high": global)."""
+    relation_groups: dict[str, list[ContextRelation]] = field(default_factory=dict)
     chunk_hits: list[Hit] = field(default_factory=list)
     """The chunk search's hits (naive and mix)."""
     hypothetical: str = ""

@@ -34,6 +34,8 @@ from ragstream.query.stages.retrieve import SearchSpec, hybrid_search
 from ragstream.query.types import ContextEntity, ContextRelation, QueryState
 
 FILTERED_DESCRIPTION_TOKENS = 600
+LEVELS = ("low", "high")
+"""The dual levels in the order their results merge: local, then global."""
 Item = TypeVar("Item", ContextEntity, ContextRelation)
 
 
@@ -274,10 +276,15 @@ class _LevelSearch:
         found: tuple[list[ContextEntity], list[ContextRelation]],
     ) -> None:
         annotate(span, entities=len(found[0]), relations=len(found[1]))
-        state.entity_groups.append(found[0])
-        state.relation_groups.append(found[1])
-        state.result.entities = merge_by_key(state.entity_groups)
-        state.result.relations = merge_by_key(state.relation_groups)
+        state.entity_groups[self.level] = found[0]
+        state.relation_groups[self.level] = found[1]
+        # Local before global, whichever search ended first (they may run concurrently).
+        state.result.entities = merge_by_key(_by_level(state.entity_groups))
+        state.result.relations = merge_by_key(_by_level(state.relation_groups))
+
+
+def _by_level(groups: dict[str, list[K]]) -> list[list[K]]:
+    return [groups[level] for level in LEVELS if level in groups]
 
 
 class EntitySearch(_LevelSearch):
