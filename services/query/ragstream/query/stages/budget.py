@@ -31,6 +31,26 @@ def line_tokens(line: str) -> int:
     return count_tokens(line)
 
 
+SLACK = 64
+"""Tokens by which the bound of `prompt_bound` must clear the limit for it to decide."""
+
+
+def prompt_bound(state: QueryState, result: Retrieval) -> int:
+    """At least the tokens of the prompt without its chunks: the prompt with its references
+    but no other context, plus each entity and relation line's (cached) count and one for
+    its line break.
+
+    Counting the whole prompt was most of this stage's time (its entity and relation lines
+    run to thousands of tokens), and it matters only when the chunks come near the limit.
+    The pre-tokenizer splits the joined lines at their line breaks, so the joined count is
+    the sum of the lines' counts, or less where a line's last mark takes the break in.
+    """
+    empty = Retrieval(references=result.references)
+    base = count_tokens(render_prompt(build_messages(state.q.query, empty, state.q.options)))
+    lines = sum(line_tokens(entity_line(e)) + 1 for e in result.entities)
+    return base + lines + sum(line_tokens(relation_line(r)) + 1 for r in result.relations)
+
+
 def fit(items: Sequence[T], cost: Callable[[T], int], available: int) -> list[T]:
     """The longest prefix of `items` (best first) whose total cost is within `available`."""
     kept: list[T] = []
@@ -77,8 +97,12 @@ def fit_budget(state: QueryState, result: Retrieval) -> None:
         result.relations, lambda r: line_tokens(relation_line(r)), o.max_relation_tokens
     )
     chunks, result.chunks = result.chunks, []
-    overhead = count_tokens(render_prompt(build_messages(state.q.query, result, o)))
-    result.chunks = fit_chunks(chunks, max(0, o.max_total_tokens - overhead))
+    cost = sum(chunk.tokens for chunk in chunks)
+    if prompt_bound(state, result) + cost + SLACK > o.max_total_tokens:
+        # Near the limit: the exact count decides which chunks fit.
+        overhead = count_tokens(render_prompt(build_messages(state.q.query, result, o)))
+        chunks = fit_chunks(chunks, max(0, o.max_total_tokens - overhead))
+    result.chunks = chunks
     result.references = [
         r for r in result.references if any(c.reference_id == r.reference_id for c in result.chunks)
     ]
