@@ -40,6 +40,24 @@ Round 3 is the final code (rounds 1 and 2 read a term's postings in full from 20
 candidates on). At 770k chunks (naive only: loading 1M stopped there after 85 minutes),
 p50 wall 440 -> 245 ms, CPU 216 -> 175 ms, peak RSS 3.1 GB for both; the exact dense scan
 (770k x 384 floats) and the postings of terms not cached yet take the CPU about equally.
+
+Then the entity, relation and chunk searches running concurrently (engine.py) and the
+budget's bound on the prompt (stages/budget.py), on a quiet machine (load average about 1):
+commit 996a254 (before) against the new code (after), one stored 100k corpus, in turn twice,
+p50 wall / p95 wall (CPU p50) in ms:
+
+    round  naive before -> after            mix before -> after
+    1      34.6/95.2 (38.4) -> 29.7/93.5 (37.9)    77.1/103.5 (85.4) -> 58.5/88.3 (82.8)
+    2      30.8/95.4 (38.9) -> 35.5/111.3 (41.6)   89.1/127.2 (93.9) -> 70.4/110.9 (87.3)
+
+Mix p50 falls 1.3x (naive does not change: it has one search), CPU barely: the gain is
+the searches' overlap. The budget stage alone went from 8.6 to 1.0 ms p50 on mix. At 1M
+chunks (the load finished, 100k entities and relations), p50 wall / p95 (CPU p50) in ms
+and resident memory after the queries / peak in MB:
+
+    code    naive                  mix                    RSS
+    before  263.5/903.7 (337.5)    462.3/930.3 (563.7)    2,607 / 3,714
+    after   231.9/875.1 (294.6)    324.6/883.6 (531.6)    2,874 / 3,831
 """
 
 from __future__ import annotations
