@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from ragstream.common.config import QueryDefaults
+from ragstream.common.errors import BackendUnavailableError
 from ragstream.common.events import DocumentChange
 from ragstream.common.models import Collection, Hit, SearchFilter
 from ragstream.common.providers.scheduler import Priority
@@ -138,19 +139,28 @@ class TimedSearches:
         return getattr(self._inner, name)
 
     async def search_terms(self, collection: Collection, *args: Any, **kw: Any) -> list[Hit]:
-        return await self._timed(collection, self._inner.search_terms(collection, *args, **kw))
+        return await self._timed(
+            collection, lambda: self._inner.search_terms(collection, *args, **kw)
+        )
 
     async def search_vector(self, collection: Collection, *args: Any, **kw: Any) -> list[Hit]:
-        return await self._timed(collection, self._inner.search_vector(collection, *args, **kw))
+        return await self._timed(
+            collection, lambda: self._inner.search_vector(collection, *args, **kw)
+        )
 
-    async def _timed(self, collection: Collection, search: Awaitable[list[Hit]]) -> list[Hit]:
+    async def _timed(
+        self, collection: Collection, search: Callable[[], Awaitable[list[Hit]]]
+    ) -> list[Hit]:
         started = time.monotonic()
         if collection is self._slow:
             await asyncio.sleep(0.3)
         try:
-            return await search
+            return await search()
         finally:
             self.runs.append((collection, started, time.monotonic()))
+
+    def ended(self, collection: Collection) -> bool:
+        return any(c is collection for c, _, _ in self.runs)
 
     def span(self, collection: Collection) -> tuple[float, float]:
         runs = [(s, e) for c, s, e in self.runs if c is collection]
@@ -188,3 +198,38 @@ async def test_mix_searches_run_together_and_merge_in_a_fixed_order(tmp_path: Pa
     names = [name for name, _ in timer.items()]
     assert names.index("search_entities") < names.index("search_relations")
     assert names.index("search_relations") < names.index("search_chunks")
+
+
+class FailingEntitySearch(TimedSearches):
+    """The dense entity search (the local search's, not the keyword stage's name lookup)
+    fails at once; the relation and chunk searches are slow."""
+
+    async def search_vector(self, collection: Collection, *args: Any, **kw: Any) -> list[Hit]:
+        if collection is Collection.ENTITIES:
+            raise BackendUnavailableError("entity index unreachable")
+        return await super().search_vector(collection, *args, **kw)
+
+    async def _timed(
+        self, collection: Collection, search: Callable[[], Awaitable[list[Hit]]]
+    ) -> list[Hit]:
+        if collection is not Collection.ENTITIES:
+            await asyncio.sleep(0.5)
+        return await super()._timed(collection, search)
+
+
+async def test_a_failed_search_fails_the_query_and_cancels_the_others(tmp_path: Path) -> None:
+    corpus = REPO / "demo" / "corpus"
+    docs = {f.name: f.read_text(encoding="utf-8") for f in sorted(corpus.iterdir())}
+    ask = question("Who leads the Tern sensor team and what did the recall cost?", Mode.MIX)
+    async with running_pipeline(embedded_settings(tmp_path)) as pipeline:
+        await index(pipeline, docs)
+        store = FailingEntitySearch(pipeline.backends.stores.search, None)
+        stores = replace(pipeline.backends.stores, search=store)
+        embedder = pipeline.backends.providers.embeddings.view(Priority.QUERY)
+        started = time.monotonic()
+        with pytest.raises(BackendUnavailableError, match="entity index unreachable"):
+            await QueryEngine(stores, embedder, None).retrieve(ask, StageTimer())
+        assert time.monotonic() - started < 0.5  # it did not wait for the slow searches
+        await asyncio.sleep(0.7)
+    # The slow searches were cancelled, not left running after the query failed.
+    assert not store.ended(Collection.RELATIONS) and not store.ended(Collection.CHUNKS)

@@ -9,17 +9,19 @@ reads and writes one `QueryState`, and is timed and traced as a span of its own 
 may end the retrieval early (a filter that allows no document). The three searches form one
 step: each reads only what the stages before them wrote and writes its own part of the
 state, so they run concurrently (the store's reads and the vector scoring leave the event
-loop), and their results merge in a fixed order whichever ends first. Retrieval and answering are
-separate calls, so Retrieve, Query and StreamQuery share one retrieval path and differ only
-in what they do with its result. The engine knows no transport: the caller's deadline comes
-in `QueryInput.deadline`.
+loop), and their results merge in a fixed order whichever ends first; when one fails, the
+others are cancelled and its error is the query's. Retrieval and answering are separate
+calls, so Retrieve, Query and StreamQuery share one retrieval path and differ only in what
+they do with its result. The engine knows no transport: the caller's deadline comes in
+`QueryInput.deadline`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Coroutine, Iterable
+from typing import Any
 
 from ragstream.common.providers.embedding import Embedder
 from ragstream.common.providers.llm import ChatMessage, ChatModel
@@ -102,7 +104,7 @@ class QueryEngine:
             if len(running) == 1:
                 await _timed(running[0], state, timer)
             elif running:
-                await asyncio.gather(*(_timed(stage, state, timer) for stage in running))
+                await _all(_timed(stage, state, timer) for stage in running)
         return state.result
 
     def messages(self, q: QueryInput, retrieval: Retrieval) -> list[ChatMessage]:
@@ -143,3 +145,15 @@ class QueryEngine:
 async def _timed(stage: Stage, state: QueryState, timer: StageTimer) -> None:
     with timer.stage(stage.name) as span:
         await stage.run(state, span)
+
+
+async def _all(calls: Iterable[Coroutine[Any, Any, None]]) -> None:
+    """Runs the calls concurrently; the first error cancels the rest and is raised as it is."""
+    tasks = [asyncio.ensure_future(call) for call in calls]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
