@@ -124,6 +124,12 @@ async def test_entities_named_by_the_keywords_come_first_within_the_filter(
 
 
 SEARCHED = (Collection.ENTITIES, Collection.RELATIONS, Collection.CHUNKS)
+MIX_QUESTION = "Who leads the Tern sensor team and what did the recall cost?"
+
+
+def demo_docs() -> dict[str, str]:
+    corpus = REPO / "demo" / "corpus"
+    return {f.name: f.read_text(encoding="utf-8") for f in sorted(corpus.iterdir())}
 
 
 class TimedSearches:
@@ -172,11 +178,9 @@ def outline(r: Retrieval) -> tuple[list[str], ...]:
 
 
 async def test_mix_searches_run_together_and_merge_in_a_fixed_order(tmp_path: Path) -> None:
-    corpus = REPO / "demo" / "corpus"
-    docs = {f.name: f.read_text(encoding="utf-8") for f in sorted(corpus.iterdir())}
-    ask = question("Who leads the Tern sensor team and what did the recall cost?", Mode.MIX)
+    ask = question(MIX_QUESTION, Mode.MIX)
     async with running_pipeline(embedded_settings(tmp_path)) as pipeline:
-        await index(pipeline, docs)
+        await index(pipeline, demo_docs())
         outlines, runs = [], {}
         for slow in (None, Collection.ENTITIES, Collection.RELATIONS, Collection.CHUNKS):
             store = TimedSearches(pipeline.backends.stores.search, slow)
@@ -218,11 +222,9 @@ class FailingEntitySearch(TimedSearches):
 
 
 async def test_a_failed_search_fails_the_query_and_cancels_the_others(tmp_path: Path) -> None:
-    corpus = REPO / "demo" / "corpus"
-    docs = {f.name: f.read_text(encoding="utf-8") for f in sorted(corpus.iterdir())}
-    ask = question("Who leads the Tern sensor team and what did the recall cost?", Mode.MIX)
+    ask = question(MIX_QUESTION, Mode.MIX)
     async with running_pipeline(embedded_settings(tmp_path)) as pipeline:
-        await index(pipeline, docs)
+        await index(pipeline, demo_docs())
         store = FailingEntitySearch(pipeline.backends.stores.search, None)
         stores = replace(pipeline.backends.stores, search=store)
         embedder = pipeline.backends.providers.embeddings.view(Priority.QUERY)
