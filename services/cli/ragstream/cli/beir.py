@@ -1,10 +1,10 @@
 """`ragstream eval beir`: nDCG@10 and recall@10/@100 on a BEIR dataset.
 
 The corpus goes through the indexer's own chunk-and-write path into the configured search
-backend (storage.search; each document is `title + " " + text`), in the workspace `beir`;
-queries go through the query service's own hybrid search (100 candidates from each search,
-fused with query.rrf_k), one at a time (the query embedded, then searched), and each query's
-time is measured. A document's score is that of its best
+backend (storage.search; each document is `title + " " + text`), in the workspace
+`beir-<index key>`; queries go through the query service's own hybrid search (100
+candidates from each search, fused with query.rrf_k), one at a time (the query embedded,
+then searched), and each query's time is measured. A document's score is that of its best
 chunk. The index is kept (for the embedded store in `--index-dir`), in a workspace named by
 the index's identity (the set and the settings that decide what it holds, `eval_index.py`),
 with a marker record once it is complete: the three retrievers can be compared without
