@@ -5,6 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+from ragstream.cli import eval_index
+from ragstream.cli.eval_index import SetKind, index_key
+from ragstream.common.config import Settings
+from ragstream.common.text.chunking import CHUNKER_VERSION
 from tests.eval.test_eval_compare import ragstream, tiny_beir_set, write_config
 
 
@@ -77,3 +83,13 @@ def test_multihop_index_dir_of_other_settings_is_refused(tmp_path: Path) -> None
     lines = refused.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in refused.stderr, refused.stderr
     assert str(index) in lines[0] and "--index-dir" in lines[0]
+
+
+def test_a_new_chunking_rule_makes_another_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = Settings(data_dir=tmp_path)
+    key = index_key(settings, SetKind.BEIR, tmp_path)
+    assert index_key(settings, SetKind.BEIR, tmp_path) == key
+    monkeypatch.setattr(eval_index, "CHUNKER_VERSION", CHUNKER_VERSION + 1)
+    assert index_key(settings, SetKind.BEIR, tmp_path) != key

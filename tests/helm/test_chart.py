@@ -112,6 +112,7 @@ def test_a_values_file_with_an_unknown_key_fails_with_a_schema_error(
         ({"config": {"workspace": "no spaces"}}, "/config/workspace"),
         ({"secrets": {"nebula": {"password": {"name": "Bad_Name", "key": "p"}}}}, "password/name"),
         ({"config": {"chunking": {"chunk_tokens": 100, "overlap_tokens": 100}}}, "overlap_tokens"),
+        ({"config": {"chunking": {"max_chunk_tokens": 1000}}}, "max_chunk_tokens must be at least"),
         ({"indexer": {"replicaCount": 7}}, "exceeds config.bus.partitions (6)"),
         ({"indexer": {"keda": {"enabled": True, "maxReplicas": 7}}}, "exceeds config.bus"),
         ({"otel": {"enabled": True}}, "otel.endpoint is required"),

@@ -1,13 +1,17 @@
-"""Chunking: window limits, overlap, preferred cut points, and content-defined boundaries."""
+"""Chunking: the ceiling, the chunk count of fixed windows, overlap, preferred cut points, and
+content-defined boundaries."""
 
 from __future__ import annotations
 
 import itertools
+import math
 import random
 import re
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from ragstream.common.config import ChunkingConfig
 from ragstream.common.text.chunking import TextPiece, chunk_text
@@ -56,7 +60,7 @@ def assert_well_formed(pieces: list[TextPiece], cfg: ChunkingConfig) -> None:
     for piece in pieces:
         assert piece.content == piece.content.strip() != ""
         assert piece.tokens == count_tokens(piece.content)
-        assert piece.tokens <= cfg.chunk_tokens
+        assert piece.tokens <= cfg.ceiling
 
 
 def test_empty_and_whitespace_give_no_chunks() -> None:
@@ -78,9 +82,57 @@ def test_windows_respect_the_limit_and_cover_every_sentence() -> None:
     assert len(pieces) > 20
     joined = "\n".join(piece.content for piece in pieces)
     assert all(sentence in joined for sentence in sentences)
-    mean = sum(piece.tokens for piece in pieces) / len(pieces)
-    assert 0.45 * cfg.chunk_tokens <= mean <= 0.85 * cfg.chunk_tokens
     assert chunk_text(text, cfg) == pieces  # deterministic
+
+
+def fixed_windows(text: str, cfg: ChunkingConfig) -> int:
+    """How many chunks LightRAG's fixed windows make: one starting every
+    `chunk_tokens - overlap_tokens` tokens."""
+    return math.ceil(count_tokens(text) / (cfg.chunk_tokens - cfg.overlap_tokens))
+
+
+@pytest.mark.parametrize("size", [(120, 20), (1200, 100)])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("shape", ["sentences", "paragraphs", "chinese"])
+def test_chunks_are_about_as_many_as_fixed_windows(
+    size: tuple[int, int], seed: int, shape: str
+) -> None:
+    cfg = ChunkingConfig(chunk_tokens=size[0], overlap_tokens=size[1])
+    count = 300 if size[0] < 1000 else 3000
+    sentences = english_sentences(count, seed)
+    text = {
+        "sentences": " ".join(sentences),
+        "paragraphs": "\n\n".join(" ".join(sentences[i : i + 3]) for i in range(0, count, 3)),
+        "chinese": "".join(chinese_sentences(count, seed)),
+    }[shape]
+    pieces = chunk_text(text, cfg)
+    assert_well_formed(pieces, cfg)
+    assert 0.8 <= len(pieces) / fixed_windows(text, cfg) <= 1.2
+    assert max(piece.tokens for piece in pieces) > cfg.chunk_tokens  # the room is used
+
+
+def test_max_chunk_tokens_is_a_hard_ceiling() -> None:
+    cfg = ChunkingConfig(chunk_tokens=120, overlap_tokens=20, max_chunk_tokens=120)
+    text = " ".join(english_sentences(300, seed=1))
+    pieces = chunk_text(text, cfg)
+    assert_well_formed(pieces, cfg)
+    assert cfg.ceiling == 120
+    assert len(pieces) > len(chunk_text(text, ChunkingConfig(chunk_tokens=120, overlap_tokens=20)))
+
+
+def test_ceiling_below_the_window_is_refused() -> None:
+    with pytest.raises(ValidationError, match="max_chunk_tokens must be at least chunk_tokens"):
+        ChunkingConfig(chunk_tokens=1200, max_chunk_tokens=1000)
+
+
+def test_text_within_the_ceiling_is_one_chunk() -> None:
+    cfg = ChunkingConfig(chunk_tokens=120, overlap_tokens=20)
+    text = " ".join(english_sentences(40, seed=3))
+    text = text[: text.rindex(".", 0, len(text) * 9 // 10) + 1]
+    while count_tokens(text) > cfg.ceiling:
+        text = text[: text.rindex(".", 0, len(text) - 1) + 1]
+    assert count_tokens(text) > cfg.chunk_tokens
+    assert [piece.content for piece in chunk_text(text, cfg)] == [text]
 
 
 def test_consecutive_chunks_overlap_by_whole_sentences() -> None:

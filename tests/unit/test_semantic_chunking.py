@@ -1,5 +1,5 @@
 """Semantic chunking: cuts where neighbouring sentences drift apart, never inside a sentence,
-short pieces joined, the token window as the maximum, and edits that stay local."""
+short pieces joined, the chunk ceiling as the maximum, and edits that stay local."""
 
 from __future__ import annotations
 
@@ -74,11 +74,11 @@ def test_chinese_sentence_punctuation_always_ends_a_sentence() -> None:
     assert ends == ["。", "！", "？", "。"]
 
 
-def test_the_token_window_stays_the_maximum() -> None:
+def test_the_chunk_ceiling_stays_the_maximum() -> None:
     long_topic = " ".join(topical("glacier", 60))
     pieces = chunks(long_topic)
     assert len(pieces) > 1
-    assert all(p.tokens <= CFG.chunk_tokens for p in pieces)
+    assert all(p.tokens <= CFG.ceiling for p in pieces)
     assert all(p.tokens == count_tokens(p.content) for p in pieces)
 
 

@@ -76,6 +76,9 @@ since 10000000 would otherwise print as 1e+07, which an integer setting rejects.
 {{- if ge (int $c.chunking.overlap_tokens) (int $c.chunking.chunk_tokens) }}
 {{- fail "config.chunking.overlap_tokens must be smaller than config.chunking.chunk_tokens" }}
 {{- end }}
+{{- if and (not (kindIs "invalid" $c.chunking.max_chunk_tokens)) (lt (int $c.chunking.max_chunk_tokens) (int $c.chunking.chunk_tokens)) }}
+{{- fail "config.chunking.max_chunk_tokens must be at least config.chunking.chunk_tokens" }}
+{{- end }}
 {{- if and (not .Values.indexer.keda.enabled) (gt (int .Values.indexer.replicaCount) (int $c.bus.partitions)) }}
 {{- fail (printf "indexer.replicaCount (%d) exceeds config.bus.partitions (%d): the extra consumers would sit idle" (int .Values.indexer.replicaCount) (int $c.bus.partitions)) }}
 {{- end }}

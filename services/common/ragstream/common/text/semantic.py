@@ -7,8 +7,9 @@ Kamradt's "5 levels of text splitting"). Then:
 
 1. a piece of fewer than `semantic_min_sentences` sentences joins the piece after it (the
    last one joins the piece before), so no chunk is a lone sentence;
-2. a piece longer than `chunk_tokens` is cut by the token chunker (chunking.py), the window
-   staying the maximum.
+2. a piece longer than the chunk ceiling (`max_chunk_tokens`, by default 4/3 x
+   `chunk_tokens`) is cut by the token chunker (chunking.py), the ceiling staying the
+   maximum.
 
 Edit locality: whether a cut falls between two sentences depends on those two sentences
 only, and a short piece joins only its neighbour, so an edit re-cuts only the pieces around
@@ -107,8 +108,8 @@ async def _part_chunks(text: str, cfg: ChunkingConfig, embedder: Embedder) -> li
     contents: list[str] = []
     for first, last in ranges:
         piece = text[units[first][0] : units[last - 1][1]].strip()
-        if count_tokens(piece, cfg.encoding) <= cfg.chunk_tokens:
+        if count_tokens(piece, cfg.encoding) <= cfg.ceiling:
             contents.append(piece)
-        else:  # longer than the window: the token chunker cuts it, content-defined as ever
+        else:  # longer than the ceiling: the token chunker cuts it, content-defined as ever
             contents.extend(p.content for p in chunk_text(piece, tokens_cfg))
     return [c for c in contents if c]
