@@ -10,13 +10,14 @@ embedded bus, both indexing stages, until the index is current):
 - `offline`: a multi-hop set (2Wiki by default) with the offline providers (MiniLM and the
   NLP extractor), one document per passage, as `ragstream eval multihop` indexes it.
 
-Printed: wall time to current and per stage (summed span time: chunk, extract, write,
+Printed: wall time to current, CPU time of the pipeline's process (all its threads; steadier
+than wall time on a shared machine), time per stage (summed span time: chunk, extract, write,
 remove, merge, embedding batches), chunks/s, records/s (entities and relations written by
 stage 2), embedding requests and texts, LLM calls by kind, prompt characters and tokens
 (and how many of those tokens are the byte-identical system prefix). A benchmark, run on
 demand, never a timed test:
 
-    .venv/bin/python -m tests.bench.bench_scale corpus [--model six|names]
+    .venv/bin/python -m tests.bench.bench_scale corpus [--model six|names] [--server process|thread]
     .venv/bin/python -m tests.bench.bench_scale offline [--data DIR] [--limit N]
 
 Corpus figures, 474 chunks, one session on 2 shared cores (load average about 10), per-key
@@ -38,12 +39,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import importlib
 import json
 import os
+import subprocess
+import sys
 import tempfile
 import time
+import urllib.request
 from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -59,9 +65,8 @@ from ragstream.common.events import DocumentChange
 from ragstream.common.models import Collection
 from ragstream.common.registry import Backends
 from ragstream.common.text.tokens import count_tokens
-from ragstream.testing.openai_server import ChatResponder, OpenAITestServer
+from ragstream.testing.openai_server import LOG_PATH, ChatResponder
 from tests.bench.bench_kafka_stage1 import instant_llm
-from tests.pipeline.test_llm_costs import responder as few_names
 from tests.support import scripted_llm
 
 
@@ -129,18 +134,23 @@ async def until_current(
         await asyncio.sleep(0.05)
 
 
-class LLMCounts:
-    """Calls by kind and prompt size, read from the test server's request log."""
+RequestLog = Callable[[], tuple[list[dict[str, Any]], list[int]]]
+"""The test server's chat request bodies and embedding batch sizes so far."""
 
-    def __init__(self, server: OpenAITestServer) -> None:
-        self._server = server
+
+class LLMCounts:
+    """Calls by kind and prompt size since the last `take`, read from the server's log."""
+
+    def __init__(self, log: RequestLog) -> None:
+        self._log = log
         self._seen = 0
         self._embed_seen = 0
 
     def take(self) -> dict[str, Any]:
-        bodies = self._server.log.bodies.get("chat", [])[self._seen :]
+        chat, batch_sizes = self._log()
+        bodies = chat[self._seen :]
         self._seen += len(bodies)
-        sizes = self._server.log.embedding_batch_sizes[self._embed_seen :]
+        sizes = batch_sizes[self._embed_seen :]
         self._embed_seen += len(sizes)
         calls: Counter[str] = Counter()
         chars = tokens = prefix = 0
@@ -182,18 +192,20 @@ def corpus_settings(data_dir: Path, base_url: str) -> Settings:
     )
 
 
-async def corpus_run(settings: Settings, server: OpenAITestServer, corpus: Path) -> dict[str, Any]:
+async def corpus_run(settings: Settings, log: RequestLog, corpus: Path) -> dict[str, Any]:
     totals = install_span_totals()
-    counts = LLMCounts(server)
+    counts = LLMCounts(log)
     report: dict[str, Any] = {}
     changes = documents(corpus)
     async with running_indexer(settings) as backends:
-        began = time.monotonic()
+        began, cpu = time.monotonic(), time.process_time()
         await publish(backends, changes)
         stage1, seconds = await until_current(settings, backends, began)
+        cpu = time.process_time() - cpu
         records = await record_counts(backends, WS)
         report["index_100"] = {
             "seconds": round(seconds, 2), "documents_seconds": round(stage1, 2),
+            "cpu_seconds": round(cpu, 2),
             "chunks": records["chunks"], "chunks_per_s": round(records["chunks"] / seconds, 1),
             "entities": records["entities"], "relations": records["relations"],
             "records_per_s": round((records["entities"] + records["relations"]) / seconds, 1),
@@ -267,15 +279,63 @@ def install_span_totals() -> SpanTotals:
     return totals
 
 
-MODELS: dict[str, ChatResponder] = {"names": scripted_llm.respond, "six": few_names}
+MODELS: dict[str, str] = {
+    "names": "tests.support.scripted_llm:respond",
+    "six": "tests.pipeline.test_llm_costs:responder",
+}
 """names: every capitalized name, up to 30 a reply (tests/support/scripted_llm.py); six: the
 first six two-word names and nothing on gleaning (tests/pipeline/test_llm_costs.py)."""
 
 
-def bench_corpus(data: Path, model: str) -> dict[str, Any]:
+@contextlib.contextmanager
+def llm_in_process(model: str) -> Iterator[tuple[str, RequestLog]]:
+    """The test server on a thread of the benchmark's own interpreter, sharing its GIL."""
+    module, _, name = MODELS[model].partition(":")
+    responder: ChatResponder = getattr(importlib.import_module(module), name)
+    with instant_llm(responder) as server:
+        yield (
+            server.base_url,
+            lambda: (
+                server.log.bodies.get("chat", []),
+                server.log.embedding_batch_sizes,
+            ),
+        )
+
+
+@contextlib.contextmanager
+def llm_in_subprocess(model: str) -> Iterator[tuple[str, RequestLog]]:
+    """The test server in a process of its own, as a real endpoint would be: its CPU is not
+    the pipeline's."""
+    command = [
+        sys.executable, "-m", "ragstream.testing.openai_server", "--port", "0",
+        "--responder", MODELS[model],
+    ]  # fmt: skip
+    repo = Path(__file__).resolve().parents[2]
+    with subprocess.Popen(command, cwd=repo, stdout=subprocess.PIPE, text=True) as server:
+        try:
+            assert server.stdout is not None
+            base_url = server.stdout.readline().split()[-1]
+            if not base_url.startswith("http"):
+                raise RuntimeError(f"the test server did not start: {base_url!r}")
+
+            def log() -> tuple[list[dict[str, Any]], list[int]]:
+                root = base_url.removesuffix("/v1")
+                with urllib.request.urlopen(root + LOG_PATH, timeout=60) as response:
+                    seen = json.load(response)
+                return seen["chat"], seen["embedding_batch_sizes"]
+
+            yield base_url, log
+        finally:
+            server.terminate()
+
+
+SERVERS = {"process": llm_in_subprocess, "thread": llm_in_process}
+
+
+def bench_corpus(data: Path, model: str, server: str = "process") -> dict[str, Any]:
     corpus = data / "2wikimultihopqa_hipporag" / "corpus.jsonl"
-    with tempfile.TemporaryDirectory() as tmp, instant_llm(MODELS[model]) as server:
-        return asyncio.run(corpus_run(corpus_settings(Path(tmp), server.base_url), server, corpus))
+    with tempfile.TemporaryDirectory() as tmp, SERVERS[server](model) as (base_url, log):
+        return asyncio.run(corpus_run(corpus_settings(Path(tmp), base_url), log, corpus))
 
 
 async def offline_run(settings: Settings, corpus: Path, limit: int) -> dict[str, Any]:
@@ -322,9 +382,15 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=None)
     parser.add_argument("--limit", type=int, default=0, help="offline: first N passages only")
     parser.add_argument("--model", choices=sorted(MODELS), default="six", help="corpus: LLM")
+    parser.add_argument(
+        "--server",
+        choices=sorted(SERVERS),
+        default="process",
+        help="corpus: where the test server runs (thread: shares this interpreter's GIL)",
+    )
     args = parser.parse_args()
     if args.workload == "corpus":
-        report = bench_corpus(args.data or DATA, args.model)
+        report = bench_corpus(args.data or DATA, args.model, args.server)
     else:
         report = bench_offline(args.data or DATA / "2wikimultihopqa_hipporag", args.limit)
     print(json.dumps(report, indent=2))

@@ -6,6 +6,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ragstream.common.config import ExtractionConfig, LLMConfig
 from ragstream.common.providers.llm import ChatMessage, OpenAIChat
@@ -236,6 +238,19 @@ async def test_gleaning_is_skipped_when_its_prompt_would_overflow_the_context(
     assert server.log.received["chat"] == 1
     assert len(result.entities) == 40
     assert any("gleaning pass 1 skipped" in warning for warning in result.warnings)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    texts=st.lists(st.text(alphabet="ab cd.\n北京学生é🙂", max_size=400), min_size=1, max_size=4),
+    budget=st.integers(min_value=1, max_value=1200),
+)
+def test_fits_is_the_exact_count_against_the_budget(texts: list[str], budget: int) -> None:
+    llm = LLMConfig(provider="openai", model="m", context_tokens=4096, max_output_tokens=2048)
+    calls = CachedChat(OpenAIChat(llm), MemoryCache(), "m", llm)
+    calls.input_budget = budget
+    messages = [ChatMessage("user", text) for text in texts]
+    assert calls.fits(messages) == (calls.prompt_tokens(messages) <= budget)
 
 
 async def test_no_gleaning_when_disabled(server: OpenAITestServer, chat: OpenAIChat) -> None:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -15,7 +17,7 @@ import pytest
 from openai import AsyncOpenAI
 
 from ragstream.common.providers.embedding import hash_embed
-from ragstream.testing.openai_server import OpenAITestServer
+from ragstream.testing.openai_server import LOG_PATH, OpenAITestServer
 from ragstream.testing.openai_wire import split_tokens
 
 
@@ -193,3 +195,49 @@ def test_runs_as_a_module() -> None:
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def shouting(messages: list[dict[str, object]], body: dict[str, object]) -> str:
+    """A responder for the module test: the last message, upper-cased."""
+    return str(messages[-1]["content"]).upper()
+
+
+def test_runs_as_a_module_with_a_responder_and_reports_its_log() -> None:
+    command = [
+        sys.executable, "-m", "ragstream.testing.openai_server", "--port", "0",
+        "--responder", "tests.unit.test_openai_server:shouting",
+    ]  # fmt: skip
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        base_url = process.stdout.readline().rsplit(" ", 1)[-1].strip()
+
+        async def ask() -> str:
+            api = AsyncOpenAI(base_url=base_url, api_key="test")
+            await api.embeddings.create(model="e", input=["a", "b", "c"])
+            reply = await api.chat.completions.create(
+                model="test-chat", messages=[{"role": "user", "content": "hello there"}]
+            )
+            return reply.choices[0].message.content or ""
+
+        assert asyncio.run(ask()) == "HELLO THERE"
+        root = base_url.removesuffix("/v1")
+        with urllib.request.urlopen(root + LOG_PATH, timeout=10) as response:
+            log = json.load(response)
+        assert [body["messages"] for body in log["chat"]] == [
+            [{"role": "user", "content": "hello there"}]
+        ]
+        assert log["embedding_batch_sizes"] == [3]
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def test_a_responder_that_does_not_import_is_one_line() -> None:
+    command = [
+        sys.executable, "-m", "ragstream.testing.openai_server", "--responder", "no.such:thing",
+    ]  # fmt: skip
+    result = subprocess.run(command, check=False, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "--responder no.such:thing" in result.stderr
+    assert "Traceback" not in result.stderr

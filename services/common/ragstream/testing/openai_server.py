@@ -12,6 +12,9 @@ away before the answer was complete.
 Run standalone for manual checks and benchmarks:
 
     python -m ragstream.testing.openai_server --port 8089 --embed-latency-ms 100
+
+With `--port 0` it binds a free port; the first line it prints names the base URL.
+`GET /_test/log` returns the chat request bodies and embedding batch sizes it has seen.
 """
 
 from __future__ import annotations
@@ -19,13 +22,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import importlib
 import itertools
 import json
 import socket
 from collections import Counter, deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, cast
 
 import numpy as np
 from aiohttp import web
@@ -48,6 +52,9 @@ EmbedFunction = Callable[[Sequence[str], int], Matrix]
 """(texts, dimensions) -> one row per text."""
 
 _Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+LOG_PATH = "/_test/log"
+"""Not part of the OpenAI API: what the server saw (`OpenAITestServer._log`)."""
 
 CHAT_MODEL = "test-chat"
 EMBEDDING_MODEL = "test-embedding"
@@ -172,6 +179,7 @@ class OpenAITestServer:
         app.router.add_post("/v1/chat/completions", self._watched("chat", self._chat))
         app.router.add_post("/v1/embeddings", self._watched("embeddings", self._embeddings))
         app.router.add_get("/v1/models", self._watched("models", self._models))
+        app.router.add_get(LOG_PATH, self._log)
         # handler_cancellation: a client that disconnects cancels its handler, which is how an
         # abandoned request becomes visible (as CancelledError) in the log.
         # A short shutdown_timeout: a test that leaves a stream open must not stall for a minute.
@@ -234,6 +242,16 @@ class OpenAITestServer:
             return error_response(failure.status, "server_error", "injected failure", headers)
         await asyncio.sleep(self._latency_s[endpoint])
         return body
+
+    async def _log(self, request: web.Request) -> web.Response:
+        """The chat request bodies and embedding batch sizes so far, for a client in another
+        process (a benchmark that keeps the server off its own interpreter)."""
+        return web.json_response(
+            {
+                "chat": self.log.bodies.get("chat", []),
+                "embedding_batch_sizes": self.log.embedding_batch_sizes,
+            }
+        )
 
     async def _models(self, request: web.Request) -> web.Response:
         begun = await self._begin("models", request)
@@ -326,8 +344,24 @@ async def _json_object(request: web.Request) -> Body | None:
     return body if isinstance(body, dict) else None
 
 
+def _import_responder(parser: argparse.ArgumentParser, spec: str) -> ChatResponder:
+    module_name, _, name = spec.partition(":")
+    try:
+        responder = getattr(importlib.import_module(module_name), name)
+    except (ImportError, AttributeError, ValueError) as error:
+        parser.error(f"--responder {spec}: {error} (expected MODULE:NAME)")
+    if not callable(responder):
+        parser.error(f"--responder {spec}: not a function")
+    return cast(ChatResponder, responder)
+
+
 async def _serve(args: argparse.Namespace) -> None:
-    server = OpenAITestServer(host=args.host, port=args.port, dimensions=args.dimensions)
+    server = OpenAITestServer(
+        host=args.host,
+        port=args.port,
+        dimensions=args.dimensions,
+        responder=args.responder or echo_responder,
+    )
     server.set_latency("embeddings", args.embed_latency_ms / 1000)
     server.set_latency("chat", args.chat_latency_ms / 1000)
     server.set_token_delay(args.chat_token_delay_ms / 1000)
@@ -344,7 +378,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--embed-latency-ms", type=float, default=0.0)
     parser.add_argument("--chat-latency-ms", type=float, default=0.0)
     parser.add_argument("--chat-token-delay-ms", type=float, default=0.0)
+    parser.add_argument(
+        "--responder",
+        default=None,
+        metavar="MODULE:NAME",
+        help="the chat responder, a (messages, body) -> reply function (default: echo)",
+    )
     args = parser.parse_args(argv)
+    if args.responder is not None:
+        args.responder = _import_responder(parser, args.responder)
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(_serve(args))
 

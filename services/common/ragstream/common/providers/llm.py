@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 import openai
-from openai.types.chat import ChatCompletionMessageParam
+from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
 from openai.types.completion_usage import CompletionUsage
 from opentelemetry.trace import Span, SpanKind
 from opentelemetry.util.types import AttributeValue
@@ -119,12 +119,19 @@ class OpenAIChat:
         )
         async with self._semaphore:
             with self._span(limit, temperature, current=True) as call:
+                body = {
+                    "model": self._cfg.model,
+                    "messages": _wire(messages),
+                    "max_tokens": limit,
+                    "temperature": temperature,
+                }
                 try:
-                    response = await self._client.chat.completions.create(
-                        model=self._cfg.model,
-                        messages=_wire(messages),
-                        max_tokens=limit,
-                        temperature=temperature,
+                    # The client's own post, with its retries, timeouts and error types:
+                    # `chat.completions.create` would first walk every message through its
+                    # typed-parameter transform, about 1.5 ms of the event loop per
+                    # extraction-sized call, for a body that is already plain JSON.
+                    response = await self._client.post(
+                        "/chat/completions", body=body, cast_to=ChatCompletion
                     )
                 except openai.APIError as exc:
                     raise self._error(exc) from exc

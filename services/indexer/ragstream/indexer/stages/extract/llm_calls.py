@@ -90,7 +90,11 @@ class CachedChat:
         return sum(self.tokens(m.content) + MESSAGE_OVERHEAD_TOKENS for m in messages)
 
     def fits(self, messages: Sequence[ChatMessage]) -> bool:
-        return self.prompt_tokens(messages) <= self.input_budget
+        """Whether the prompt leaves room for a full answer. A token is at least one UTF-8
+        byte, so a prompt whose bytes fit needs no tokenizing; only one near the budget is
+        counted."""
+        bound = sum(len(m.content.encode()) + MESSAGE_OVERHEAD_TOKENS for m in messages)
+        return bound <= self.input_budget or self.prompt_tokens(messages) <= self.input_budget
 
     def truncate(self, text: str, max_tokens: int) -> str:
         """The first `max_tokens` tokens of `text`."""
