@@ -20,19 +20,27 @@ demand, never a timed test:
     .venv/bin/python -m tests.bench.bench_scale corpus [--model six|names] [--server process|thread]
     .venv/bin/python -m tests.bench.bench_scale offline [--data DIR] [--limit N]
 
-Corpus figures, 474 chunks, one session on 2 shared cores (load average about 10), per-key
-stage 2 with gleaning on every chunk (before) against poll-batched stage 2 with adaptive
-gleaning (after):
+Corpus figures, one session on 2 shared cores (load from other tenants: wall times swung 1.5x
+between runs), the test server in its own process for both, three runs each, paired (before,
+after, before, ...). Before: 474 chunks under a hard 1,200-token limit, the client's
+parameter transform on every chat call. After: 337 chunks (content-defined, as many as fixed
+windows), chat calls through the client's plain post.
 
-    model  run     s to current  chunks/s  LLM calls (ex/glean/sum)  prompt chars  embed req/texts
-    names  before        373.0       1.3         948 (474/474/0)       9.20 M     5,734/41,783
-    names  after          67.7       7.0         475 (474/1/0)         3.31 M       737/20,904
-    six    before         68.8       6.9         953 (474/474/5)       7.44 M       646/5,501
-    six    after          55.0       8.6         955 (474/474/7)       7.44 M       242/5,498
+    model  run     s to current  CPU s             LLM calls (ex/glean/sum)  prompt chars
+    six    before  27.2 24.8 37.1  22.2 22.2 24.7    954 (474/474/6)           7.43 M
+    six    after   26.0 24.3 18.4  16.7 16.5 16.0    677 (337/337/3)           6.03 M
+    names  before  53.1 46.3 49.1  42.8 39.2 41.3    475 (474/1/0)             3.31 M
+    names  after   46.0 32.5 30.3  36.1 30.5 28.5    385 (337/48/0)            3.43 M
 
-Deleting 85 documents until nothing is queued: names 126.7 s -> 14.8 s, six 19.2 s -> 7.6 s
-(at most one LLM call). Editing one paragraph of the 450-passage document: 2 calls before,
-1 (names) or 2 (six, whose six-name replies always look incomplete) after.
+The process is CPU-bound on one interpreter (CPU seconds close to wall seconds): per chunk,
+the chat client and HTTP stack, chunking and BM25 analysis on the event loop, and SQLite
+writes on the writer thread. Earlier in the session, on a quieter machine, `six` took 13.1 s
+(25.7 chunks/s) with the chunking change alone.
+
+Deleting 85 documents until nothing is queued: six 4.3-6.8 s before, 4.1-5.9 s after, at
+most 2 LLM calls; names 11.0-14.0 s before, 9.8-10.8 s after, none. Editing one paragraph of
+the 450-passage document (69 chunks before, 48 after): 2 calls (six) or 1 (names), before
+and after.
 """
 
 from __future__ import annotations
