@@ -285,8 +285,8 @@ def _scores(text: str, units: Sequence[_Unit]) -> list[int]:
 
     Only the unit before counts, so an edited unit changes the score of one boundary, not
     two: on the 450-passage document of tests/eval/test_chunk_counts.py, hashing both
-    neighbours let about one paragraph edit in twenty re-cut three to five chunks, and this
-    never more than two. A repeated unit ("Yes.") scores the same wherever it occurs, and
+    neighbours let 28 of the 450 one-paragraph edits re-cut three to five chunks, and this
+    none more than two. A repeated unit ("Yes.") scores the same wherever it occurs, and
     ties suppress cuts, so the cut falls at another boundary near it.
     """
     scores = []
