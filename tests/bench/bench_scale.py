@@ -322,9 +322,10 @@ def llm_in_subprocess(model: str) -> Iterator[tuple[str, RequestLog]]:
     with subprocess.Popen(command, cwd=repo, stdout=subprocess.PIPE, text=True) as server:
         try:
             assert server.stdout is not None
-            base_url = server.stdout.readline().split()[-1]
+            first_line = server.stdout.readline()
+            base_url = first_line.split()[-1] if first_line.split() else ""
             if not base_url.startswith("http"):
-                raise RuntimeError(f"the test server did not start: {base_url!r}")
+                raise RuntimeError(f"the test server did not start: {first_line!r}")
 
             def log() -> tuple[list[dict[str, Any]], list[int]]:
                 root = base_url.removesuffix("/v1")
