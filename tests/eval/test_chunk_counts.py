@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ragstream.common.config import ChunkingConfig
+from ragstream.common.config_chunking import ChunkingConfig
 from ragstream.common.text.chunking import chunk_text
 from ragstream.common.text.tokens import count_tokens
 

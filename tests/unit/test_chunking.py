@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from ragstream.common.config import ChunkingConfig
+from ragstream.common.config_chunking import ChunkingConfig
 from ragstream.common.text.chunking import TextPiece, chunk_text
 from ragstream.common.text.tokens import count_tokens
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragstream.common.config import ChunkingConfig, ConfigError, EmbeddingConfig, load_settings
+from ragstream.common.config import ConfigError, EmbeddingConfig, load_settings
+from ragstream.common.config_chunking import ChunkingConfig
 from ragstream.common.events import DocumentChange
 from ragstream.common.models import Chunk, Collection, SearchFilter
 from ragstream.common.providers.embedding import Matrix, build_embedder, hash_embed

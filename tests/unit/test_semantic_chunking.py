@@ -8,7 +8,7 @@ import asyncio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragstream.common.config import ChunkingConfig
+from ragstream.common.config_chunking import ChunkingConfig
 from ragstream.common.providers.embedding import HashEmbedder
 from ragstream.common.text.chunking import LINE, SENTENCE, TOKEN, TextPiece, sentence_units
 from ragstream.common.text.semantic import semantic_chunks, semantic_pieces

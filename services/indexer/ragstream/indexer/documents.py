@@ -18,7 +18,7 @@ from dataclasses import replace
 
 from opentelemetry import trace
 
-from ragstream.common.config import ChunkingConfig
+from ragstream.common.config_chunking import ChunkingConfig
 from ragstream.common.events import DocumentChange
 from ragstream.common.instruments import record_document, record_document_failure
 from ragstream.common.models import Chunk, Collection, DocState, DocumentRecord, Mention

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ragstream.common.config import ChunkingConfig
+from ragstream.common.config_chunking import ChunkingConfig
 from ragstream.common.providers.embedding import Embedder
 from ragstream.common.text.chunking import LINE, TextPiece, chunk_text, sentence_units
 from ragstream.common.text.tokens import count_tokens

@@ -10,7 +10,7 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ragstream.common.config import ChunkingConfig
+from ragstream.common.config_chunking import ChunkingConfig
 from ragstream.common.models import Chunk
 from ragstream.common.providers.embedding import Embedder
 from ragstream.common.text.chunking import chunk_text
