@@ -38,6 +38,7 @@ RUN bash scripts/gen-proto.sh \
  && /opt/ragstream/bin/pip install --no-deps . \
  && /opt/ragstream/bin/python -c "import ragstream.v1.query_pb2_grpc" \
  && /opt/ragstream/bin/ragstream --help > /dev/null \
+ && RAGSTREAM_MODEL_CACHE=/opt/ragstream/models /opt/ragstream/bin/python -m ragstream.common.providers.minilm_int8 \
  && /opt/ragstream/bin/pip uninstall --yes pip
 
 # Runtime: the base image, the venv and an unprivileged user; nothing else.
@@ -51,8 +52,10 @@ RUN groupadd --system --gid 10001 ragstream \
  && install -d -o 10001 -g 10001 -m 0750 /data
 COPY --from=builder /opt/ragstream /opt/ragstream
 # HOME and TMPDIR point at /tmp, the one writable place when the root filesystem is read-only
-# (Kubernetes mounts an emptyDir there); .pyc files were written at install time.
+# (Kubernetes mounts an emptyDir there); .pyc files were written at install time, and MiniLM's
+# int8 graph was prepared into /opt/ragstream/models.
 ENV PATH=/opt/ragstream/bin:$PATH \
+    RAGSTREAM_MODEL_CACHE=/opt/ragstream/models \
     HOME=/tmp \
     TMPDIR=/tmp \
     PYTHONDONTWRITEBYTECODE=1 \

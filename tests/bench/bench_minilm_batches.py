@@ -36,6 +36,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from ragstream.common.providers import minilm
 
 REPO = Path(__file__).resolve().parents[2]
@@ -52,13 +54,15 @@ class Setup:
     """Runs at once."""
     batch: int = minilm.BATCH_SIZE
     max_pieces: int = minilm.MAX_WORD_PIECES
+    int8: bool = True
+    """int8 products (minilm_int8.py), or the package's float32 graph."""
 
 
 SETUPS = (
-    Setup("before: 1 run x 2 threads", threads=2, runs=1),
-    Setup("shipped: 2 runs x 1 thread", threads=1, runs=minilm.RUNS),
-    Setup("  1 text per run", threads=1, runs=minilm.RUNS, batch=1),
-    Setup("  16 texts per run", threads=1, runs=minilm.RUNS, batch=16),
+    Setup("before: float32, 4 per run", threads=1, runs=minilm.RUNS, batch=4, int8=False),
+    Setup("shipped: int8, 1 per run", threads=1, runs=minilm.RUNS),
+    Setup("  4 texts per run", threads=1, runs=minilm.RUNS, batch=4),
+    Setup("  1 run x 2 threads", threads=2, runs=1),
     Setup("  truncated at 128 pieces", threads=1, runs=minilm.RUNS, max_pieces=128),
 )
 
@@ -78,8 +82,11 @@ def texts_of(corpus: Path, count: int, words: tuple[int, int], seed: int = 1) ->
     return texts
 
 
-def rate(setup: Setup, models: dict[int, minilm._Model], texts: list[str]) -> float:
-    model = models[setup.threads]
+Models = dict[tuple[int, bool], minilm._Model]
+
+
+def rate(setup: Setup, models: Models, texts: list[str]) -> float:
+    model = models[setup.threads, setup.int8]
     model.tokenizer.enable_truncation(max_length=setup.max_pieces)
     configured, minilm.BATCH_SIZE = minilm.BATCH_SIZE, setup.batch
     try:
@@ -104,11 +111,17 @@ def main(argv: Sequence[str] | None = None) -> None:
         "passages (150-250 words)": texts_of(corpus, CALL * args.calls, (150, 250)),
         "descriptions (20-60 words)": texts_of(corpus, CALL * args.calls, (20, 60)),
     }
-    models = {threads: minilm._Model.load(threads) for threads in {s.threads for s in SETUPS}}
+    models = {(s.threads, s.int8): minilm._Model.load(s.threads, s.int8) for s in SETUPS}
     for kind, texts in kinds.items():
-        models[1].tokenizer.no_truncation()
-        pieces = [len(e.ids) for e in models[1].tokenizer.encode_batch(texts)]
+        models[1, True].tokenizer.no_truncation()
+        pieces = [len(e.ids) for e in models[1, True].tokenizer.encode_batch(texts)]
+        models[1, True].tokenizer.enable_truncation(max_length=minilm.MAX_WORD_PIECES)
         print(f"{kind}: {sum(pieces) / len(pieces):.0f} word pieces on average (before cut)")
+        with ThreadPoolExecutor(1) as runner:
+            cosines = np.sum(
+                models[1, True].embed(texts, runner) * models[1, False].embed(texts, runner), axis=1
+            )
+        print(f"  cosine int8 to float32: mean {cosines.mean():.4f}, lowest {cosines.min():.4f}")
         for setup in SETUPS:
             print(f"  {setup.name:28} {rate(setup, models, texts):6.1f} texts/s", flush=True)
 

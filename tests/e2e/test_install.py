@@ -82,6 +82,6 @@ def test_pip_install_alone_runs_the_demo_offline(tmp_path: Path) -> None:
     output = demo.stdout + demo.stderr
     assert demo.returncode == 0, output
     assert f"indexed {len(DOCUMENTS)} documents" in output
-    assert "embedding=minilm:all-MiniLM-L6-v2-int8" in output
+    assert "embedding=minilm:all-MiniLM-L6-v2-qint8" in output
     assert "2025-skua-3-launch.md" in output
     assert "done: server stopped" in output

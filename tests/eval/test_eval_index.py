@@ -10,6 +10,7 @@ import pytest
 from ragstream.cli import eval_index
 from ragstream.cli.eval_index import SetKind, index_key
 from ragstream.common.config import Settings
+from ragstream.common.providers import minilm
 from ragstream.common.text.chunking import CHUNKER_VERSION
 from tests.eval.test_eval_compare import ragstream, tiny_beir_set, write_config
 
@@ -92,4 +93,13 @@ def test_a_new_chunking_rule_makes_another_index(
     key = index_key(settings, SetKind.BEIR, tmp_path)
     assert index_key(settings, SetKind.BEIR, tmp_path) == key
     monkeypatch.setattr(eval_index, "CHUNKER_VERSION", CHUNKER_VERSION + 1)
+    assert index_key(settings, SetKind.BEIR, tmp_path) != key
+
+
+def test_another_bundled_model_makes_another_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = Settings(data_dir=tmp_path)
+    key = index_key(settings, SetKind.BEIR, tmp_path)
+    monkeypatch.setattr(minilm, "NAME", minilm.NAME + "-next")
     assert index_key(settings, SetKind.BEIR, tmp_path) != key

@@ -85,7 +85,7 @@ def test_build_embedder_by_provider() -> None:
     assert (hashed.name, hashed.dimensions) == ("hash:384", 384)
     assert build_embedder(EmbeddingConfig.model_validate({"provider": "hash", "dimensions": 8}))
     minilm = build_embedder(EmbeddingConfig.model_validate({}))
-    assert (minilm.name, minilm.dimensions) == ("minilm:all-MiniLM-L6-v2-int8", 384)
+    assert (minilm.name, minilm.dimensions) == ("minilm:all-MiniLM-L6-v2-qint8", 384)
     with pytest.raises(ValidationError, match=r"embedding\.model is required"):
         EmbeddingConfig.model_validate({"provider": "openai"})
     with pytest.raises(ConfigError, match="minilm provider gives 384"):

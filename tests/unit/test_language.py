@@ -113,10 +113,10 @@ async def test_the_gate_learns_an_unknown_size_from_one_text() -> None:
 
 def test_languages_set_in_config_replace_the_providers_and_name_the_index() -> None:
     minilm = build_embedder(EmbeddingConfig.model_validate({}))
-    assert minilm.languages == EN and minilm.name == "minilm:all-MiniLM-L6-v2-int8"
+    assert minilm.languages == EN and minilm.name == "minilm:all-MiniLM-L6-v2-qint8"
     ungated = build_embedder(EmbeddingConfig.model_validate({"languages": "any"}))
     assert ungated.languages == {ANY}
-    assert ungated.name == "minilm:all-MiniLM-L6-v2-int8[any]"
+    assert ungated.name == "minilm:all-MiniLM-L6-v2-qint8[any]"
     hashed = build_embedder(EmbeddingConfig.model_validate({"provider": "hash"}))
     assert hashed.languages == {ANY} and hashed.name == "hash:384"
 

