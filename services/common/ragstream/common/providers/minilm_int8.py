@@ -5,20 +5,19 @@ graph turns every weight back into float32 when a session loads (a Cast and a Mu
 each MatMul), so every product runs in float32. `rewrite` rewrites it: ONNX Runtime folds
 those conversions into a float32 graph, and ONNX Runtime's dynamic quantization turns each
 weight product into an int8 MatMulInteger, with one scale per output channel and the
-activations quantized per run. That is ONNX Runtime's own recipe, the one behind the
-published qint8 exports of sentence-transformers models.
+activations quantized per run (ONNX Runtime's `quantize_dynamic`, per channel).
 
-Measured on the 2-core machine of the README (AVX-512 VNNI), one thread: 28 ms against 64
-for a 55-word-piece text, 185 against 348 at 256. The vectors move little: cosine to the
-float32 ones 0.995 on average and 0.991 at worst over 200 MuSiQue passages
-(tests/bench/bench_minilm_batches.py prints both).
+On the 2-core evaluation machine (AVX-512 VNNI), one text per run and one run per core:
+2.3x the texts per second on description-length texts (55 word pieces) and 2.2x on
+passages (286). The vectors move little: their cosine to the float32 ones is 0.994 on
+average and 0.989 at the lowest (tests/bench/bench_minilm_batches.py prints all four).
 
 The result is cached in `cache_dir()`, named after the source's sha256 and this recipe,
 with its own sha256 beside it. It is written under a temporary name and renamed, so
 processes that start together at worst prepare it twice, and a cached file that does not
-match its sha256 is prepared again. Where the cache cannot be written (a read-only image), the
-prepared model serves this process alone. Images prepare it at
-build time (the Dockerfile runs this module).
+match its sha256 is prepared again. Where the cache cannot be written (a read-only image),
+the prepared model serves this process alone. Images prepare it at build time (the
+Dockerfile runs this module).
 """
 
 from __future__ import annotations
