@@ -21,6 +21,7 @@ $(STAMP): pyproject.toml $(LOCK)
 	$(BIN)/pip install -q -c $(LOCK) grpcio-tools mypy-protobuf
 	bash scripts/gen-proto.sh
 	$(BIN)/pip install -q -c $(LOCK) -e '.[dev]'
+	$(BIN)/python -m ragstream.common.providers.minilm_int8 >/dev/null  # MiniLM's int8 graph, once
 	touch $@
 
 # The pinned versions of every dependency (dev tools included) for every platform, resolved
