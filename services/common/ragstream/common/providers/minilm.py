@@ -155,7 +155,7 @@ class MiniLMEmbedder:
 
     The model loads on first use (about a second, including the sha256 checks; 10 to 20 s
     more the first time on a machine, to prepare the int8 graph). Inference runs
-    off the event loop: the texts of concurrent calls go, a few at a time, to RUNS worker
+    off the event loop: the texts of concurrent calls go, one per run, to RUNS worker
     threads shared by every call, so the cores are used however the calls arrive and never
     more of them than there are.
     """
