@@ -86,8 +86,9 @@ def rewrite(source: Path) -> bytes:
 def prepared_model(source: Path, source_sha256: str) -> bytes:
     """The serialized int8-arithmetic model of `source`, from the cache or prepared now."""
     target = cache_dir() / f"minilm-{source_sha256[:16]}-{RECIPE}.onnx"
-    if _intact(target):
-        return target.read_bytes()
+    cached = _cached(target)
+    if cached is not None:
+        return cached
     log.info("preparing MiniLM for int8 arithmetic, once per machine: %s", target)
     model = rewrite(source)
     try:
@@ -111,11 +112,14 @@ def _sidecar(target: Path) -> Path:
     return target.with_name(target.name + ".sha256")
 
 
-def _intact(target: Path) -> bool:
+def _cached(target: Path) -> bytes | None:
+    """The cached model, read once, if it matches the sha256 beside it."""
     try:
-        return _sidecar(target).read_text().strip() == sha256_of(target)
+        expected = _sidecar(target).read_text().strip()
+        model = target.read_bytes()
     except OSError:
-        return False
+        return None
+    return model if hashlib.sha256(model).hexdigest() == expected else None
 
 
 class _Quiet(logging.Filter):
