@@ -12,8 +12,9 @@ embedded bus, both indexing stages, until the index is current):
 
 Printed: wall time to current, CPU time of the pipeline's process (all its threads; steadier
 than wall time on a shared machine), time per stage (summed span time: chunk, extract, write,
-remove, merge, embedding batches), chunks/s, records/s (entities and relations written by
-stage 2), embedding requests and texts, LLM calls by kind, prompt characters and tokens
+remove, merge batches, summaries, embedding batches), chunks/s, records/s (entities and
+relations written by stage 2), embedding requests and texts, LLM calls by kind, prompt
+characters and tokens
 (and how many of those tokens are the byte-identical system prefix). A benchmark, run on
 demand, never a timed test:
 
@@ -90,9 +91,7 @@ def _shared_data() -> Path:
 DATA = _shared_data() / "multihop"
 WS = "scale"
 DOCS, PASSAGES, BIG_PASSAGES, DELETED = 100, 30, 450, 85
-STAGES = (
-    "chunk", "extract", "write", "remove", "merge_batch", "merge", "summarize", "embedding_batch"
-)  # fmt: skip
+STAGES = ("chunk", "extract", "write", "remove", "merge_batch", "summarize", "embedding_batch")
 
 
 class SpanTotals(SpanProcessor):

@@ -34,6 +34,7 @@ from tests.support.server import ServeProcess
 pytestmark = pytest.mark.e2e
 WORKSPACE = "traced"
 DOCUMENTS, MERGES = "ragstream.documents", "ragstream.graph-merge"
+PROCESS_MERGE = f"process {MERGES}"
 API_KEY = "sk-test-secret-5d1f0c9a7e3b"
 SECRET_SENTENCE = "The quartz-lined sealing ring cracked at minus forty degrees in Tromsø harbour."
 DOCUMENT = (
@@ -255,7 +256,7 @@ def test_indexing_trace_continues_from_the_publishing_client(
 ) -> None:
     trace_id, parent = published
     # Kestrel Polymers, Tern S3 and their relation, each merged once.
-    receiver.wait_for(lambda r: [s.name for s in in_trace(r, trace_id)].count("merge") == 3)
+    receiver.wait_for(lambda r: [s.name for s in in_trace(r, trace_id)].count(PROCESS_MERGE) == 3)
     spans = in_trace(receiver, trace_id)
     rpc = one(spans, "ragstream.v1.IngestService/PublishDocuments")
     assert rpc.parent_span_id == parent
@@ -274,10 +275,15 @@ def test_indexing_trace_continues_from_the_publishing_client(
     assert extraction and all(s.number("gen_ai.usage.output_tokens") > 0 for s in extraction)
     remove = one(spans, "remove", parent=document)
     publish_keys = one(spans, f"send {MERGES}", parent=remove)
-    merges = [s for s in spans if s.name == f"process {MERGES}"]
+    merges = [s for s in spans if s.name == PROCESS_MERGE]
     assert len(merges) == 3
     assert all(m.parent_span_id == publish_keys.span_id for m in merges)
-    assert all("merge" in children(spans, m) for m in merges)
+    # Each key's merge is recorded on its own process span.
+    assert sorted(m.attributes["ragstream.kind"] for m in merges) == [
+        "entity", "entity", "relation"
+    ]  # fmt: skip
+    assert all(m.attributes["ragstream.action"] == "upsert" for m in merges)
+    assert all(m.number("ragstream.mentions") >= 1 for m in merges)
 
 
 def publish_through_the_log(data_dir: Path, trace_id: str, span_id: str) -> None:

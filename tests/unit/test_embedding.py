@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import subprocess
 import sys
@@ -21,6 +22,7 @@ from ragstream.common.providers.embedding import (
     Matrix,
     OpenAIEmbedder,
     build_embedder,
+    embedding_rows,
     hash_embed,
     l2_normalize,
 )
@@ -151,6 +153,54 @@ async def test_openai_embedder_failure_names_the_provider(server: OpenAITestServ
     embedder = OpenAIEmbedder(openai_config(server, batch_size=1))
     with pytest.raises(ProviderError, match="openai:test-embedding"):
         await embedder.embed(["a", "b", "c"])
+    await embedder.close()
+
+
+def b64(values: list[float]) -> str:
+    return base64.b64encode(np.asarray(values, dtype="<f4").tobytes()).decode()
+
+
+def test_embedding_rows_in_input_order_from_base64_or_numbers() -> None:
+    payload = {
+        "data": [
+            {"index": 1, "embedding": [3.0, 4.0]},  # a server that ignores encoding_format
+            {"index": 0, "embedding": b64([1.0, 2.0])},
+        ]
+    }
+    rows = embedding_rows(payload, 2)
+    assert rows.dtype == np.float32
+    np.testing.assert_array_equal(rows, [[1.0, 2.0], [3.0, 4.0]])
+
+
+FIRST = {"index": 0, "embedding": [1.0]}
+
+
+@pytest.mark.parametrize(
+    ("payload", "problem"),
+    [
+        ({"error": "nope"}, "no data list"),
+        ({"data": [{"index": 0, "embedding": [1.0]}]}, "returned 1 vectors for 2 texts"),
+        ({"data": [{"index": 0, "embedding": [1.0]}, {"index": 0, "embedding": [2.0]}]}, "index 0"),
+        ({"data": [{"index": 0, "embedding": [1.0]}, {"index": 5, "embedding": [2.0]}]}, "index 5"),
+        ({"data": [FIRST, {"index": 1, "embedding": "%%"}]}, "base64"),
+        ({"data": [FIRST, {"index": 1, "embedding": "AAA="}]}, "whole"),
+        ({"data": [FIRST, {"index": 1, "embedding": [1.0, 2.0]}]}, "size"),
+        ({"data": [FIRST, {"index": 1, "embedding": None}]}, "neither"),
+    ],
+)
+def test_embedding_rows_refuse_a_malformed_answer(payload: object, problem: str) -> None:
+    with pytest.raises(ValueError, match=problem):
+        embedding_rows(payload, 2)
+
+
+async def test_openai_embedder_reports_a_malformed_answer(server: OpenAITestServer) -> None:
+    def one_too_many(texts: Sequence[str], dimensions: int) -> Matrix:
+        return np.zeros((len(texts) + 1, dimensions), dtype=np.float32)
+
+    server.set_embed(one_too_many)
+    embedder = OpenAIEmbedder(openai_config(server))
+    with pytest.raises(ProviderError, match=r"openai:test-embedding at .*returned 2 vectors for 1"):
+        await embedder.embed(["one text"])
     await embedder.close()
 
 

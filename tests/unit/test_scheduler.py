@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ragstream.common.config import EmbeddingConfig
 from ragstream.common.providers import ProviderError
@@ -22,7 +24,9 @@ from ragstream.common.providers.scheduler import (
     Priority,
     SchedulerClosedError,
     plan_batch,
+    token_bounds,
 )
+from ragstream.common.text.tokens import count_tokens
 from ragstream.testing.openai_server import OpenAITestServer
 
 DIMENSIONS = 16
@@ -108,6 +112,24 @@ def test_plan_batch_takes_in_order_and_stops_at_the_first_misfit() -> None:
     # An oversized text still goes out, alone.
     assert plan_batch([[50], [1]], max_texts=10, max_tokens=6) == [1, 0]
     assert plan_batch([], max_texts=10, max_tokens=6) == []
+
+
+def test_token_bounds_count_only_the_texts_that_can_reach_the_limit() -> None:
+    counted: list[str] = []
+
+    def count(text: str) -> int:
+        counted.append(text)
+        return 7
+
+    short, han, long = "a short text", "汉字", "x" * 600
+    assert token_bounds([short, han, long], count, short=500) == [len(short), 6, 7]
+    assert counted == [long]
+
+
+@given(st.text(max_size=200))
+def test_a_token_bound_is_never_below_the_exact_count(text: str) -> None:
+    (bound,) = token_bounds([text], count_tokens, short=1_000)
+    assert bound >= count_tokens(text)
 
 
 async def test_concurrent_requests_share_one_call_with_unbatched_results(

@@ -23,7 +23,7 @@ import functools
 import importlib.metadata
 import logging
 import os
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from opentelemetry import context as otel_context
@@ -278,7 +278,10 @@ def context_of(headers: Headers) -> otel_context.Context:
     return propagate.extract(carrier, context=otel_context.Context())
 
 
-def links_of(records: Sequence[BusRecord]) -> list[Link]:
+def links_of(
+    records: Sequence[BusRecord],
+    parse: Callable[[Headers], otel_context.Context] = context_of,
+) -> list[Link]:
     """Links to the producers of records that were read but not processed on their own."""
-    found = [trace.get_current_span(context_of(r.headers)).get_span_context() for r in records]
+    found = [trace.get_current_span(parse(r.headers)).get_span_context() for r in records]
     return [Link(ctx) for ctx in found if ctx.is_valid]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
@@ -21,7 +22,7 @@ from opentelemetry import trace
 
 from ragstream.common.bus.protocols import BusRecord
 from ragstream.common.bus.spans import consumer_span
-from ragstream.common.telemetry import links_of, own, span
+from ragstream.common.telemetry import context_of, links_of, own, span
 from ragstream.indexer.consumer import ConsumeLoop, group_by_key
 
 log = logging.getLogger(__name__)
@@ -45,14 +46,18 @@ class BatchConsumer(ConsumeLoop[T, ApplyBatch[T]]):
 
     async def process(self, records: Sequence[BusRecord], stop: asyncio.Event) -> None:
         groups = group_by_key(records)
+        # The records of one poll come from few producer spans (one per published document):
+        # each distinct trace context is parsed once.
+        parse = functools.cache(context_of)
         with contextlib.ExitStack() as spans:
             items: list[T] = []
             contexts: list[otel_context.Context] = []
             for group in groups:
                 # The last record serves the earlier ones of its key: its span links them.
                 record = group[-1]
+                links = links_of(group[:-1], parse)
                 opened = spans.enter_context(
-                    consumer_span(record, links_of(group[:-1]), current=False)
+                    consumer_span(record, links, current=False, parent=parse(record.headers))
                 )
                 item = await self.decoded(record, opened)
                 if item is not None:

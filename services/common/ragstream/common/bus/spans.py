@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
+from opentelemetry.context import Context
 from opentelemetry.trace import Link, Span, SpanKind
 from opentelemetry.util.types import AttributeValue
 
@@ -54,14 +55,19 @@ def record_attributes(record: BusRecord, system: str) -> dict[str, AttributeValu
 
 @contextmanager
 def consumer_span(
-    record: BusRecord, links: Sequence[Link] = (), *, current: bool = True
+    record: BusRecord,
+    links: Sequence[Link] = (),
+    *,
+    current: bool = True,
+    parent: Context | None = None,
 ) -> Iterator[Span]:
-    """Processing one record, as a child of the context its producer stored in it; with
-    `current` False it is not made the current span (a batch processes many records)."""
+    """Processing one record, as a child of the context its producer stored in it (`parent`,
+    when the caller has parsed it already); with `current` False it is not made the current
+    span (a batch processes many records)."""
     with span(
         f"process {record.topic}",
         kind=SpanKind.CONSUMER,
-        parent=context_of(record.headers),
+        parent=context_of(record.headers) if parent is None else parent,
         links=links,
         attributes=record_attributes(record, messaging_system()),
         current=current,

@@ -14,6 +14,7 @@ gate (`gate.py`), so texts outside them get zero vectors and are searched by BM2
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 from collections.abc import Callable, Sequence
 from typing import Protocol
@@ -67,6 +68,40 @@ class Embedder(Protocol):
     async def close(self) -> None:
         """Releases connections or sessions; the embedder is not used afterwards."""
         ...
+
+
+def embedding_rows(payload: object, count: int) -> Matrix:
+    """The vectors of an OpenAI embeddings answer, in input order, as one float32 matrix.
+
+    Each row's `embedding` is base64 of little-endian float32 (what ragstream asks for), or a
+    list of numbers (servers that ignore `encoding_format`). Raises ValueError, naming what is
+    wrong, for an answer of another shape.
+    """
+    data = payload.get("data") if isinstance(payload, dict) else None
+    if not isinstance(data, list):
+        raise ValueError("the answer has no data list")
+    if len(data) != count:
+        raise ValueError(f"returned {len(data)} vectors for {count} texts")
+    rows: list[Matrix | None] = [None] * count
+    for item in data:
+        index = item.get("index") if isinstance(item, dict) else None
+        if not isinstance(index, int) or not 0 <= index < count or rows[index] is not None:
+            raise ValueError(f"a vector has a missing, repeated or out-of-range index {index!r}")
+        rows[index] = _vector(item.get("embedding"))
+    if len({len(row) for row in rows if row is not None}) != 1:
+        raise ValueError("the vectors differ in size")
+    return np.vstack([row for row in rows if row is not None])
+
+
+def _vector(value: object) -> Matrix:
+    if isinstance(value, str):
+        raw = base64.b64decode(value, validate=True)
+        if len(raw) % 4:
+            raise ValueError("a base64 vector is not a whole number of float32 values")
+        return np.frombuffer(raw, dtype="<f4").astype(np.float32, copy=False)
+    if isinstance(value, list) and value and all(isinstance(v, int | float) for v in value):
+        return np.asarray(value, dtype=np.float32)
+    raise ValueError("a vector is neither base64 nor a list of numbers")
 
 
 def hash_embed(texts: Sequence[str], dimensions: int) -> Matrix:
@@ -143,20 +178,25 @@ class OpenAIEmbedder:
         await self._client.close()
 
     async def _embed_batch(self, batch: Sequence[str]) -> Matrix:
-        # The client's default wire format is base64 (a quarter of the JSON size); it decodes
-        # it itself and also accepts servers that answer with plain floats.
-        dimensions = self._cfg.dimensions or openai.omit
+        body: dict[str, object] = {
+            "model": self._cfg.model,
+            "input": list(batch),
+            "encoding_format": "base64",  # a quarter of the JSON size of plain floats
+        }
+        if self._cfg.dimensions:
+            body["dimensions"] = self._cfg.dimensions
         async with self._semaphore:
             try:
-                response = await self._client.embeddings.create(
-                    model=self._cfg.model, input=list(batch), dimensions=dimensions
-                )
+                # The client's own post (its retries, timeouts and error types), as plain JSON:
+                # `embeddings.create` would build a typed object per row and turn each vector
+                # into a list of Python floats, more CPU than the rest of the call.
+                payload = await self._client.post("/embeddings", body=body, cast_to=object)
             except openai.APIError as exc:
                 raise ProviderError(f"{self.name} at {self._client.base_url}: {exc}") from exc
-        rows = sorted(response.data, key=lambda item: item.index)
-        if len(rows) != len(batch):
-            raise ProviderError(f"{self.name} returned {len(rows)} vectors for {len(batch)} texts")
-        matrix = np.asarray([row.embedding for row in rows], dtype=np.float32)
+        try:
+            matrix = embedding_rows(payload, len(batch))
+        except ValueError as exc:
+            raise ProviderError(f"{self.name} at {self._client.base_url}: {exc}") from exc
         self._check_dimensions(matrix.shape[1])
         return l2_normalize(matrix)
 

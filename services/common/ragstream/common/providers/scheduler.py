@@ -90,13 +90,28 @@ def plan_batch(pending: Iterable[Sequence[int]], max_texts: int, max_tokens: int
     return taken
 
 
+def token_bounds(texts: Sequence[str], count: Callable[[str], int], short: int) -> list[int]:
+    """Each text's token count for the batch limit, counted only where it can matter.
+
+    A token is at least one UTF-8 byte, so a text's byte length bounds its token count. A
+    text of at most `short` bytes (the batch's token limit over its text limit) gets that
+    bound: a batch of such texts cannot reach the token limit, so counting them exactly
+    would change nothing but the cost. Longer texts are counted.
+    """
+    bounds: list[int] = []
+    for text in texts:
+        size = len(text.encode("utf-8"))
+        bounds.append(size if size <= short else count(text))
+    return bounds
+
+
 @dataclass(eq=False)
 class _Request:
     """One caller's texts, sent in one or more pieces, answered once every row is back."""
 
     texts: Sequence[str]
     tokens: list[int]
-    """Token count of each text, for the batch token limit."""
+    """Token count (or a bound of it, see `token_bounds`) of each text, for the batch limit."""
     priority: Priority
     future: asyncio.Future[Matrix]
     """Done when answered, failed, or cancelled by the caller (then nothing more is sent)."""
@@ -191,7 +206,7 @@ class EmbeddingScheduler:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         self._ensure_started()
         loop = asyncio.get_running_loop()
-        tokens = [self._count(text) for text in texts]
+        tokens = token_bounds(texts, self._count, self._max_tokens // self._max_texts)
         request = _Request(
             texts=list(texts),
             tokens=tokens,

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Awaitable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
 from opentelemetry import context as otel_context
+from opentelemetry import trace
 
 from ragstream.common.derive import Draft, joined, merge, needs_summary, truncated
 from ragstream.common.events import MergeKey
@@ -100,9 +101,24 @@ class GraphMerger:
 
     async def _merge_workspace(self, ws: str, keys: dict[str, otel_context.Context | None]) -> None:
         live = await self._live_mentions(ws, list(keys))
-        merges = await asyncio.gather(
-            *(self._merge_key(ws, key, live.get(key, []), parent) for key, parent in keys.items())
-        )
+        merges: list[Merged | None] = []
+        summaries: dict[int, Awaitable[Merged]] = {}
+        for key, parent in keys.items():
+            mentions = live.get(key, [])
+            _annotate(parent, ws, key, mentions)
+            if not mentions:
+                merges.append(None)  # no live mentions: delete the key
+                continue
+            draft = merge(key, mentions)
+            cfg = self._cfg
+            if needs_summary(draft.fragments, cfg.max_fragments, cfg.max_tokens):
+                summaries[len(merges)] = self._summarized(ws, draft, parent)
+                merges.append(None)
+            else:
+                merges.append(merged(ws, draft, joined(draft.fragments)))
+        # Only the keys that need an LLM summary wait on one; they run concurrently.
+        for index, done in zip(summaries, await asyncio.gather(*summaries.values()), strict=True):
+            merges[index] = done
         upserts = [m for m in merges if m is not None]
         gone = [key for key, m in zip(keys, merges, strict=True) if m is None]
         records = await self._embedded(ws, upserts)
@@ -115,28 +131,18 @@ class GraphMerger:
         live = {r.id for r in await self._search.get(Collection.CHUNKS, ws, chunk_ids)}
         return {key: [m for m in ms if m.chunk_id in live] for key, ms in mentions.items()}
 
-    async def _merge_key(
-        self, ws: str, key: str, mentions: list[Mention], parent: otel_context.Context | None
-    ) -> Merged | None:
-        """The key's new records, or None when it has no live mentions (delete it)."""
-        relation = is_relation_key(key)
-        attributes = own(workspace=ws, kind="relation" if relation else "entity")
-        with span("merge", parent=parent, attributes=attributes) as current:
-            annotate(current, mentions=len(mentions), action="upsert" if mentions else "delete")
-            if not mentions:
-                return None
-            draft = merge(key, mentions)
-            return merged(ws, draft, await self._describe(draft))
-
-    async def _describe(self, draft: Draft) -> str:
+    async def _summarized(
+        self, ws: str, draft: Draft, parent: otel_context.Context | None
+    ) -> Merged:
         cfg = self._cfg
-        if not needs_summary(draft.fragments, cfg.max_fragments, cfg.max_tokens):
-            return joined(draft.fragments)
         label = draft.name or f"{draft.source} / {draft.target}"
         attributes = own(summarizer=self._summarizer.name, fragments=len(draft.fragments))
         async with self._summaries:
-            with span("summarize", attributes=attributes):
-                return await self._summarizer.summarize(label, draft.fragments, cfg.summary_tokens)
+            with span("summarize", parent=parent, attributes=attributes):
+                description = await self._summarizer.summarize(
+                    label, draft.fragments, cfg.summary_tokens
+                )
+        return merged(ws, draft, description)
 
     async def _embedded(self, ws: str, upserts: list[Merged]) -> list[SearchRecord]:
         """The records with their vectors: the stored one when the embedded text is
@@ -174,3 +180,18 @@ class GraphMerger:
                 r for m, r in zip(upserts, records, strict=True) if m.collection is collection
             ]
             await self._search.upsert(collection, chosen)
+
+
+def _annotate(
+    parent: otel_context.Context | None, ws: str, key: str, mentions: list[Mention]
+) -> None:
+    """Records on the key's own span (its `process` span, when the batch has one per key)
+    what its merge found: its kind, its live mentions, and whether it is kept or deleted."""
+    if parent is None:
+        return
+    kind = "relation" if is_relation_key(key) else "entity"
+    action = "upsert" if mentions else "delete"
+    annotate(
+        trace.get_current_span(parent), workspace=ws, kind=kind, mentions=len(mentions),
+        action=action,
+    )  # fmt: skip
