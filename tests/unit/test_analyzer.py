@@ -129,3 +129,23 @@ def test_jieba_loads_lazily_once_and_quietly() -> None:
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "['北京大学', '学生']"
     assert result.stderr == ""
+
+
+def test_preloading_the_segmenter_loads_it_once_off_the_calling_thread() -> None:
+    # A fresh interpreter, so that no earlier test has loaded jieba already.
+    code = (
+        "import threading\n"
+        "from ragstream.common.text import analyzer\n"
+        "analyzer.preload_segmenter()\n"
+        "analyzer.preload_segmenter()\n"
+        "loaders = [t for t in threading.enumerate() if t.name == 'ragstream-jieba']\n"
+        "print(len(loaders))\n"
+        "for loader in loaders:\n"
+        "    loader.join()\n"
+        "print(analyzer._JIEBA._cut is not None, analyzer.analyze('北京大学的学生'))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["1", "True ['北京大学', '学生']"]

@@ -24,6 +24,7 @@ from ragstream.common.registry import Backends, open_backends
 from ragstream.common.signals import stop_on_signals
 from ragstream.common.storage.protocols import CacheStore
 from ragstream.common.telemetry import telemetry_session
+from ragstream.common.text.analyzer import preload_segmenter
 from ragstream.indexer.batch_consumer import BatchConsumer
 from ragstream.indexer.consumer import ConsumeLoop, KeyedConsumer, document_consumer
 from ragstream.indexer.documents import DocumentIndexer
@@ -153,6 +154,7 @@ def build_stages(settings: Settings, backends: Backends) -> Stages:
 
 async def run_stages(settings: Settings, backends: Backends, stop: asyncio.Event) -> None:
     """Both indexing stages until `stop`; each finishes its batch, commits and closes."""
+    preload_segmenter()
     stages = build_stages(settings, backends)
     try:
         async with asyncio.TaskGroup() as group:

@@ -15,6 +15,7 @@ from ragstream.common.health import HealthServer
 from ragstream.common.listen import check_listen
 from ragstream.common.providers.scheduler import Priority
 from ragstream.common.registry import Backends
+from ragstream.common.text.analyzer import preload_segmenter
 from ragstream.query.engine import QueryEngine
 from ragstream.query.graph_api import GraphReader
 from ragstream.query.stages.rerank import RerankGauge, Reranking
@@ -54,6 +55,7 @@ class Servicers:
 
 
 def build_engine(settings: Settings, backends: Backends) -> QueryEngine:
+    preload_segmenter()  # a Chinese question must not load jieba on the event loop
     providers = backends.providers
     reranking = None
     if providers.reranker is not None:
