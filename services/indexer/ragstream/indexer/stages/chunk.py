@@ -6,6 +6,7 @@ not touch and only the changed chunks are embedded, written and (later) extracte
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -38,7 +39,9 @@ async def chunk_document(
     if cfg.strategy == "semantic" and served(content, embedder.languages):
         pieces = await semantic_chunks(content, cfg, embedder)
     else:
-        pieces = chunk_text(content, cfg)
+        # On a worker thread: tokenizing a long document must not hold up the event loop, and
+        # tiktoken releases the GIL while it encodes.
+        pieces = await asyncio.to_thread(chunk_text, content, cfg)
     chunks: list[Chunk] = []
     seen: set[str] = set()
     for piece in pieces:
