@@ -138,6 +138,14 @@ class SearchStoreContract:
         assert [r.id for r in got] == ["r3", "r0", "r2"]
         assert await store.get(Collection.CHUNKS, WS, []) == []
 
+    async def test_existing_names_the_stored_ids_of_the_workspace(self, store: SearchStore) -> None:
+        await self._upsert(store, [record(f"r{i}", ["t"]) for i in range(3)])
+        asked = ["r2", "missing", "r0", "r2"]
+        assert await store.existing(Collection.CHUNKS, WS, asked) == {"r0", "r2"}
+        assert await store.existing(Collection.CHUNKS, "another", asked) == set()
+        assert await store.existing(Collection.ENTITIES, WS, asked) == set()
+        assert await store.existing(Collection.CHUNKS, WS, []) == set()
+
     async def test_upsert_replaces_a_record_everywhere(self, store: SearchStore) -> None:
         await self._upsert(store, [record("r1", ["old"], vector=unit(1.0), metadata={"v": "1"})])
         await self._upsert(

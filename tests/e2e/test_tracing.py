@@ -279,9 +279,8 @@ def test_indexing_trace_continues_from_the_publishing_client(
     assert len(merges) == 3
     assert all(m.parent_span_id == publish_keys.span_id for m in merges)
     # Each key's merge is recorded on its own process span.
-    assert sorted(m.attributes["ragstream.kind"] for m in merges) == [
-        "entity", "entity", "relation"
-    ]  # fmt: skip
+    kinds = sorted(str(m.attributes["ragstream.kind"]) for m in merges)
+    assert kinds == ["entity", "entity", "relation"]
     assert all(m.attributes["ragstream.action"] == "upsert" for m in merges)
     assert all(m.number("ragstream.mentions") >= 1 for m in merges)
 

@@ -43,6 +43,12 @@ class SearchStore(Protocol):
         """The records that exist among `ids`, in the order of `ids`."""
         ...
 
+    async def existing(
+        self, collection: Collection, workspace: str, ids: Sequence[str]
+    ) -> set[str]:
+        """Which of `ids` exist: `get` without reading the records."""
+        ...
+
     async def search_terms(
         self,
         collection: Collection,

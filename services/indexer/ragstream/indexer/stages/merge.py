@@ -2,10 +2,10 @@
 
 The graph-merge topic is keyed by `workspace/key`, so each key has a single writer across
 all indexer replicas without locks. One batch (one poll of the topic) costs one set of store
-calls per workspace, whatever its size: one ledger read, one read of the chunks the mentions
-cite, one read of the stored records, one embedding request per scheduler batch, and one
-write per store. A key with no live mentions left is deleted from the search store and the
-graph store.
+calls per workspace, whatever its size: one ledger read, one check of which of the chunks the
+mentions cite still exist (ids only), one read of the stored records, one embedding request
+per scheduler batch, and one write per store. A key with no live mentions left is deleted
+from the search store and the graph store.
 
 Work a key does not need is skipped: a key whose embedded text is the stored record's keeps
 the stored vector, and a summary of a set of fragments that was summarized before is served
@@ -100,6 +100,13 @@ class GraphMerger:
             await self._merge_workspace(workspace, keys)
 
     async def _merge_workspace(self, ws: str, keys: dict[str, otel_context.Context | None]) -> None:
+        upserts, records, gone = await self._prepared(ws, keys)
+        await self._write(ws, upserts, records, gone)
+
+    async def _prepared(
+        self, ws: str, keys: dict[str, otel_context.Context | None]
+    ) -> tuple[list[Merged], list[SearchRecord], list[str]]:
+        """The keys' merged records with their vectors, and the keys to delete."""
         live = await self._live_mentions(ws, list(keys))
         merges: list[Merged | None] = []
         summaries: dict[int, Awaitable[Merged]] = {}
@@ -121,14 +128,13 @@ class GraphMerger:
             merges[index] = done
         upserts = [m for m in merges if m is not None]
         gone = [key for key, m in zip(keys, merges, strict=True) if m is None]
-        records = await self._embedded(ws, upserts)
-        await self._write(ws, upserts, records, gone)
+        return upserts, await self._embedded(ws, upserts), gone
 
     async def _live_mentions(self, ws: str, keys: list[str]) -> dict[str, list[Mention]]:
         """The keys' mentions whose chunk still exists (see stages/ledger.py for why)."""
         mentions = await self._mentions.mentions_of(ws, keys)
         chunk_ids = list(dict.fromkeys(m.chunk_id for ms in mentions.values() for m in ms))
-        live = {r.id for r in await self._search.get(Collection.CHUNKS, ws, chunk_ids)}
+        live = await self._search.existing(Collection.CHUNKS, ws, chunk_ids)
         return {key: [m for m in ms if m.chunk_id in live] for key, ms in mentions.items()}
 
     async def _summarized(

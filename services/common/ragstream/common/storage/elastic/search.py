@@ -146,6 +146,21 @@ class ElasticSearchStore:
         by_id = {record.id: record for record in found if record.workspace == workspace}
         return [by_id[i] for i in unique if i in by_id]
 
+    async def existing(
+        self, collection: Collection, workspace: str, ids: Sequence[str]
+    ) -> set[str]:
+        await self._follow()
+        unique = list(dict.fromkeys(ids))
+        if not unique:
+            return set()
+        response = await self._client.mget(
+            index=self.index(collection),
+            ids=[codec.doc_id(workspace, i) for i in unique],
+            source=False,
+        )
+        # mget answers in the order asked; a document id names its workspace.
+        return {i for i, doc in zip(unique, response["docs"], strict=True) if doc.get("found")}
+
     async def similarities(
         self,
         collection: Collection,

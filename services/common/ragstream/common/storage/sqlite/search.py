@@ -169,6 +169,23 @@ class SqliteSearchStore:
 
         return await self._db.read(read)
 
+    async def existing(
+        self, collection: Collection, workspace: str, ids: Sequence[str]
+    ) -> set[str]:
+        if not ids:
+            return set()
+        tables = schema.tables(collection)
+
+        def read(conn: sqlite3.Connection) -> set[str]:
+            rows = conn.execute(
+                f"SELECT id FROM {tables.records} WHERE workspace = ? "
+                "AND id IN (SELECT value FROM json_each(?))",
+                (workspace, schema.json_list(ids)),
+            ).fetchall()
+            return {row[0] for row in rows}
+
+        return await self._db.read(read)
+
     async def count(self, collection: Collection, workspace: str) -> int:
         tables = schema.tables(collection)
 
