@@ -11,11 +11,11 @@ embedded bus, both indexing stages, until the index is current):
   NLP extractor), one document per passage, as `ragstream eval multihop` indexes it.
 
 Printed: wall time to current, CPU time of the pipeline's process (all its threads; steadier
-than wall time on a shared machine), time per stage (summed span time: chunk, extract, write,
-remove, merge batches, summaries, embedding batches), chunks/s, records/s (entities and
-relations written by stage 2), embedding requests and texts, LLM calls by kind, prompt
-characters and tokens
-(and how many of those tokens are the byte-identical system prefix). A benchmark, run on
+than wall time on a shared machine) and of each kind of thread, time per stage (summed span
+time: chunk, extract, write, remove, merge batches, summaries, embedding batches), chunks/s,
+records/s (entities and relations written by stage 2), embedding requests and texts, LLM
+calls by kind, prompt characters and tokens (and how many of those tokens are the
+byte-identical system prefix). A benchmark, run on
 demand, never a timed test:
 
     .venv/bin/python -m tests.bench.bench_scale corpus [--model six|names] [--server process|thread]
@@ -55,6 +55,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from collections import Counter, defaultdict
@@ -176,6 +177,27 @@ class LLMCounts:
         }  # fmt: skip
 
 
+def thread_cpu() -> defaultdict[str, float]:
+    """CPU seconds of this process's threads so far, by name without its number
+    ("ragstream-db-reader_2" counts as "ragstream-db-reader")."""
+    seconds: defaultdict[str, float] = defaultdict(float)
+    for thread in threading.enumerate():
+        if thread.ident is None:
+            continue
+        with contextlib.suppress(OSError):  # the thread ended meanwhile
+            clock = time.pthread_getcpuclockid(thread.ident)
+            seconds[thread.name.rsplit("_", 1)[0]] += time.clock_gettime(clock)
+    return seconds
+
+
+def thread_report(before: defaultdict[str, float]) -> dict[str, float]:
+    """Per thread kind, CPU seconds since `before`: which threads the work kept busy (the
+    event loop's MainThread holds the GIL for most of its time; SQLite, tiktoken and
+    numpy release it)."""
+    after = thread_cpu()
+    return {name: round(after[name] - before[name], 2) for name in sorted(after)}
+
+
 def stage_report(totals: SpanTotals) -> dict[str, Any]:
     return {
         "stage_seconds": {name: round(totals.seconds[name], 2) for name in STAGES},
@@ -205,14 +227,15 @@ async def corpus_run(settings: Settings, log: RequestLog, corpus: Path) -> dict[
     report: dict[str, Any] = {}
     changes = documents(corpus)
     async with running_indexer(settings) as backends:
-        began, cpu = time.monotonic(), time.process_time()
+        began, cpu, threads = time.monotonic(), time.process_time(), thread_cpu()
         await publish(backends, changes)
         stage1, seconds = await until_current(settings, backends, began)
         cpu = time.process_time() - cpu
+        thread_seconds = thread_report(threads)
         records = await record_counts(backends, WS)
         report["index_100"] = {
             "seconds": round(seconds, 2), "documents_seconds": round(stage1, 2),
-            "cpu_seconds": round(cpu, 2),
+            "cpu_seconds": round(cpu, 2), "thread_cpu_seconds": thread_seconds,
             "chunks": records["chunks"], "chunks_per_s": round(records["chunks"] / seconds, 1),
             "entities": records["entities"], "relations": records["relations"],
             "records_per_s": round((records["entities"] + records["relations"]) / seconds, 1),
