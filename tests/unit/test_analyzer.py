@@ -110,6 +110,15 @@ def test_concurrent_use_gives_the_same_terms() -> None:
         assert list(pool.map(analyze, texts)) == expected
 
 
+def in_fresh_interpreter(code: str) -> subprocess.CompletedProcess[str]:
+    """Runs `code` in a new Python process, where no test has loaded jieba yet."""
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    return result
+
+
 def test_jieba_loads_lazily_once_and_quietly() -> None:
     """A fresh process: jieba is not imported until Chinese text arrives, then eight threads
     race to load it; it loads without log lines and every thread gets the same words."""
@@ -123,16 +132,12 @@ def test_jieba_loads_lazily_once_and_quietly() -> None:
         "    results = list(pool.map(analyze, ['北京大学的学生'] * 8))\n"
         "print(results[0] if all(r == results[0] for r in results) else results)\n"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
-    )
-    assert result.returncode == 0, result.stderr
+    result = in_fresh_interpreter(code)
     assert result.stdout.strip() == "['北京大学', '学生']"
     assert result.stderr == ""
 
 
 def test_preloading_the_segmenter_loads_it_once_off_the_calling_thread() -> None:
-    # A fresh interpreter, so that no earlier test has loaded jieba already.
     code = (
         "import threading\n"
         "from ragstream.common.text import analyzer\n"
@@ -144,8 +149,4 @@ def test_preloading_the_segmenter_loads_it_once_off_the_calling_thread() -> None
         "    loader.join()\n"
         "print(analyzer._JIEBA._cut is not None, analyzer.analyze('北京大学的学生'))\n"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
-    )
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines() == ["1", "True ['北京大学', '学生']"]
+    assert in_fresh_interpreter(code).stdout.splitlines() == ["1", "True ['北京大学', '学生']"]
