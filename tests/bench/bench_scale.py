@@ -21,27 +21,38 @@ demand, never a timed test:
     .venv/bin/python -m tests.bench.bench_scale corpus [--model six|names] [--server process|thread]
     .venv/bin/python -m tests.bench.bench_scale offline [--data DIR] [--limit N]
 
-Corpus figures, one session on 2 shared cores (load from other tenants: wall times swung 1.5x
-between runs), the test server in its own process for both, three runs each, paired (before,
-after, before, ...). Before: 474 chunks under a hard 1,200-token limit, the client's
-parameter transform on every chat call. After: 337 chunks (content-defined, as many as fixed
-windows), chat calls through the client's plain post.
+Corpus figures, paired against 45a2475 (before) in one session on 2 shared cores, the test
+server in its own process, 337 chunks for both. The changes: embeddings read as plain JSON
+with numpy-decoded base64 vectors, batch token counts only where they can matter, one span
+per merged key, keys without a summary merged without a task, stage 2's liveness check by
+chunk id, jieba loaded off the event loop, chunking on a worker thread.
 
-    model  run     s to current  CPU s             LLM calls (ex/glean/sum)  prompt chars
-    six    before  27.2 24.8 37.1  22.2 22.2 24.7    954 (474/474/6)           7.43 M
-    six    after   26.0 24.3 18.4  16.7 16.5 16.0    677 (337/337/3)           6.03 M
-    names  before  53.1 46.3 49.1  42.8 39.2 41.3    475 (474/1/0)             3.31 M
-    names  after   46.0 32.5 30.3  36.1 30.5 28.5    385 (337/48/0)            3.43 M
+    quiet machine (02:59-03:25; six "after" is 66cd504, before the liveness check by id)
+    model  run     s to current        CPU s               chunks/s
+    six    before  6.86  6.74  6.77    6.18  6.01  5.89    49.1 50.0 49.8
+    six    after   6.51  6.36  6.13    6.00  5.72  5.53    51.8 53.0 55.0
+    names  before  16.82 16.31         15.81 15.27         20.0 20.7
+    names  after   12.84 12.86         12.10 12.05         26.3 26.2
 
-The process is CPU-bound on one interpreter (CPU seconds close to wall seconds): per chunk,
-the chat client and HTTP stack, chunking and BM25 analysis on the event loop, and SQLite
-writes on the writer thread. Earlier in the session, on a quieter machine, `six` took 13.1 s
-(25.7 chunks/s) with the chunking change alone.
+    loaded machine (03:51-03:54, about 1.35x slower), the final code
+    six    before  9.16  9.22  9.54    8.41  8.37  8.64    36.8 36.6 35.3
+    six    after   8.92  9.10  8.97    8.23  8.37  8.28    37.8 37.1 37.6
+    names  before  19.38 19.76         18.41 18.75         17.4 17.1
+    names  after   15.71 16.13         14.99 15.43         21.4 20.9
 
-Deleting 85 documents until nothing is queued: six 4.3-6.8 s before, 4.1-5.9 s after, at
-most 2 LLM calls; names 11.0-14.0 s before, 9.8-10.8 s after, none. Editing one paragraph of
-the 450-passage document (69 chunks before, 48 after): 2 calls (six) or 1 (names), before
-and after.
+LLM calls are unchanged: six 677 (337 extraction, 337 gleaning, 3 summaries), 6.03 M prompt
+characters; names 385 (337/48/0), 3.43 M. Stage 2 of names writes 17,000 records; per kind
+of thread (final code, loaded machine, 15.5 s to current): event loop 7.2 s of CPU, SQLite
+writer 4.3 s, readers 1.6 s, worker threads 1.0 s. The stages run one after the other (stage 2
+waits for the document backlog, `indexer.merge_settle_s`), and each is bound by one
+interpreter: merging a batch's keys in parts, so that one part's writes overlap the next
+part's reads and embedding, was measured and dropped (no faster: the writer's Python work
+and the event loop contend for the GIL, and each part re-reads the store).
+
+Deleting 85 documents until nothing is queued: six 1.43-1.44 s after (1.46-1.66 before) on
+the quiet machine, 1.87-1.92 s loaded; names 3.72-4.0 s after (5.11-5.13 before), 4.84-5.26 s
+loaded. At most 2 LLM calls. Editing one paragraph of the 450-passage document (48 chunks):
+2 calls (six) or 1 (names), before and after.
 """
 
 from __future__ import annotations
