@@ -207,3 +207,56 @@ async def test_a_record_written_twice_in_one_call_is_indexed_once_as_last_writte
         ).fetchone()
     )
     assert stats == (2, 0, 2, 3)
+
+
+def table_rows(path: Path) -> dict[str, list[tuple[object, ...]]]:
+    """Every row of every search table, pks included, in a fixed order; not search_state,
+    whose change counter counts write calls."""
+    with sqlite3.connect(path) as conn:
+        names = [
+            str(row[0])
+            for row in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'search%' "
+                "AND name != 'search_state' ORDER BY name"
+            )
+        ]
+        return {name: sorted(conn.execute(f"SELECT * FROM {name}").fetchall()) for name in names}
+
+
+async def test_a_batch_writes_exactly_what_one_record_at_a_time_writes(tmp_path: Path) -> None:
+    first = [record(f"r{i}", ["alpha", f"t{i}"], metadata={"k": str(i)}) for i in range(6)]
+    second = [
+        record("r2", ["beta"], doc_ids=("doc-2",), metadata={"k": "new"}),  # replaces r2
+        record("r9", ["gamma", "gamma"]),
+        record("r4", ["delta"]),
+    ]
+    dumps = []
+    for name, batches in (
+        ("batched", [first, second]),
+        ("one-by-one", [[r] for r in first + second]),
+    ):
+        async with await Database.open(tmp_path / name) as db:
+            store = await SqliteSearchStore.open(db)
+            for batch in batches:
+                await store.upsert(Collection.CHUNKS, batch)
+            await store.delete(Collection.CHUNKS, WS, ["r1"])
+            await store.upsert(Collection.CHUNKS, [record("r10", ["alpha"])])
+        dumps.append(table_rows(tmp_path / name / "ragstream.db"))
+    assert dumps[0] == dumps[1]
+
+
+async def test_a_record_given_twice_in_one_write_is_stored_as_its_last_copy(db: Database) -> None:
+    store = await SqliteSearchStore.open(db)
+    twice = [
+        record("r1", ["old"]),
+        record("r2", ["other"]),
+        record("r1", ["new"], vector=unit(0.0, 1.0)),
+    ]
+    await store.upsert(Collection.CHUNKS, twice)
+    assert await store.count(Collection.CHUNKS, WS) == 2
+    [stored] = await store.get(Collection.CHUNKS, WS, ["r1"])
+    assert stored.terms == ("new",)
+    assert ids(await store.search_terms(Collection.CHUNKS, WS, ["old"], NO_FILTER, 5)) == []
+    assert ids(await store.search_vector(Collection.CHUNKS, WS, unit(0.0, 1.0), NO_FILTER, 1)) == [
+        "r1"
+    ]

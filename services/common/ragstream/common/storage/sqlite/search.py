@@ -77,6 +77,9 @@ class SqliteSearchStore:
         applied: list[_Key],
         changes: lexical.TermChanges,
     ) -> None:
+        # A record given twice is written once, as its last copy (what writing each in turn
+        # would leave).
+        records = list({record.id: record for record in records}.values())
         vectors = [schema.encode_vector(record.vector, record.id) for record in records]
         dim = search_rows.stored_dim(conn, collection, workspace)
         for record, vector in zip(records, vectors, strict=True):
@@ -88,10 +91,7 @@ class SqliteSearchStore:
                 )
             dim = vector.shape[0]
         tables = schema.tables(collection)
-        pks = [
-            search_rows.write_record(conn, tables, record, vector, changes)
-            for record, vector in zip(records, vectors, strict=True)
-        ]
+        pks = search_rows.write_records(conn, tables, workspace, records, vectors, changes)
         generation = search_rows.bump_state(conn, collection, workspace, dim)
         matrix = np.stack(vectors)
         self._postings.changed((collection, workspace), generation, changes.terms())

@@ -129,50 +129,79 @@ def bump_state(
     return int(row[0])
 
 
-def write_record(
+def write_records(
     conn: sqlite3.Connection,
     tables: schema.Tables,
-    record: SearchRecord,
-    vector: Vector,
+    workspace: str,
+    records: Sequence[SearchRecord],
+    vectors: Sequence[Vector],
     changes: lexical.TermChanges,
-) -> int:
-    """Inserts or replaces one record with its BM25 and doc-id rows; returns its pk."""
-    row = schema.record_row(record, vector)
-    old = find(conn, tables, record.workspace, record.id)
-    if old is None:
-        cursor = conn.execute(
-            f"INSERT INTO {tables.records} (workspace, id, ts, metadata, length) "
-            "VALUES (?, ?, ?, ?, ?)",
-            row.record,
-        )
-        pk = int(cursor.lastrowid or 0)
-    else:
+) -> list[int]:
+    """Inserts or replaces records of one workspace (distinct ids) with their BM25, doc-id and
+    metadata rows, a few statements for all of them; returns their pks, in order.
+
+    A new record gets the pk SQLite would give it (one past the largest), so the tables end
+    as writing the records one by one would leave them.
+    """
+    rows = [schema.record_row(r, v) for r, v in zip(records, vectors, strict=True)]
+    stored = _stored(conn, tables, workspace, [record.id for record in records])
+    (top,) = conn.execute(f"SELECT coalesce(max(pk), 0) FROM {tables.records}").fetchone()
+    pks: list[int] = []
+    added: list[tuple[object, ...]] = []
+    replaced: list[tuple[object, ...]] = []
+    for record, row in zip(records, rows, strict=True):
+        old = stored.get(record.id)
+        if old is None:
+            top += 1
+            pks.append(top)
+            added.append((top, *row.record))
+            continue
         pk, old_terms = old
         changes.remove(pk, _indexed(old_terms))
-        conn.execute(
-            f"UPDATE {tables.records} SET ts = ?, metadata = ?, length = ? WHERE pk = ?",
-            (*row.record[2:], pk),
-        )
-        conn.execute(f"DELETE FROM {tables.docs} WHERE pk = ?", (pk,))
-        conn.execute(f"DELETE FROM {tables.meta} WHERE pk = ?", (pk,))
-    conn.execute(
+        pks.append(pk)
+        replaced.append((*row.record[2:], pk))
+    conn.executemany(
+        f"INSERT INTO {tables.records} (pk, workspace, id, ts, metadata, length) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        added,
+    )
+    conn.executemany(
+        f"UPDATE {tables.records} SET ts = ?, metadata = ?, length = ? WHERE pk = ?", replaced
+    )
+    conn.executemany(f"DELETE FROM {tables.docs} WHERE pk = ?", [(r[-1],) for r in replaced])
+    conn.executemany(f"DELETE FROM {tables.meta} WHERE pk = ?", [(r[-1],) for r in replaced])
+    conn.executemany(
         f"INSERT OR REPLACE INTO {tables.data} (pk, text, terms, doc_ids, attrs) "
         "VALUES (?, ?, ?, ?, ?)",
-        (pk, *row.data),
+        [(pk, *row.data) for pk, row in zip(pks, rows, strict=True)],
     )
-    conn.execute(
-        f"INSERT OR REPLACE INTO {tables.vectors} (pk, vector) VALUES (?, ?)", (pk, row.vector)
+    conn.executemany(
+        f"INSERT OR REPLACE INTO {tables.vectors} (pk, vector) VALUES (?, ?)",
+        [(pk, row.vector) for pk, row in zip(pks, rows, strict=True)],
     )
-    changes.add(pk, schema.usable_terms(record.terms))
+    for pk, record in zip(pks, records, strict=True):
+        changes.add(pk, schema.usable_terms(record.terms))
     conn.executemany(
         f"INSERT OR IGNORE INTO {tables.docs} (doc_id, pk) VALUES (?, ?)",
-        [(doc_id, pk) for doc_id in record.doc_ids],
+        [(doc_id, pk) for pk, r in zip(pks, records, strict=True) for doc_id in r.doc_ids],
     )
     conn.executemany(
         f"INSERT INTO {tables.meta} (key, value, pk) VALUES (?, ?, ?)",
-        [(key, value, pk) for key, value in record.metadata.items()],
+        [(k, v, pk) for pk, r in zip(pks, records, strict=True) for k, v in r.metadata.items()],
     )
-    return pk
+    return pks
+
+
+def _stored(
+    conn: sqlite3.Connection, tables: schema.Tables, workspace: str, ids: Sequence[str]
+) -> dict[str, tuple[int, str]]:
+    """id -> (pk, terms JSON) of those of `ids` stored in the workspace."""
+    rows = conn.execute(
+        f"SELECT r.id, r.pk, d.terms FROM {tables.records} AS r JOIN {tables.data} AS d "
+        "ON d.pk = r.pk WHERE r.workspace = ? AND r.id IN (SELECT value FROM json_each(?))",
+        (workspace, json_list(ids)),
+    ).fetchall()
+    return {str(row[0]): (int(row[1]), str(row[2])) for row in rows}
 
 
 def find(
