@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
-from collections.abc import Awaitable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
@@ -109,7 +109,7 @@ class GraphMerger:
         """The keys' merged records with their vectors, and the keys to delete."""
         live = await self._live_mentions(ws, list(keys))
         merges: list[Merged | None] = []
-        summaries: dict[int, Awaitable[Merged]] = {}
+        summaries: dict[int, tuple[Draft, otel_context.Context | None]] = {}
         for key, parent in keys.items():
             mentions = live.get(key, [])
             _annotate(parent, ws, key, mentions)
@@ -119,12 +119,15 @@ class GraphMerger:
             draft = merge(key, mentions)
             cfg = self._cfg
             if needs_summary(draft.fragments, cfg.max_fragments, cfg.max_tokens):
-                summaries[len(merges)] = self._summarized(ws, draft, parent)
+                summaries[len(merges)] = draft, parent
                 merges.append(None)
             else:
                 merges.append(merged(ws, draft, joined(draft.fragments)))
         # Only the keys that need an LLM summary wait on one; they run concurrently.
-        for index, done in zip(summaries, await asyncio.gather(*summaries.values()), strict=True):
+        summarized = await asyncio.gather(
+            *(self._summarized(ws, draft, parent) for draft, parent in summaries.values())
+        )
+        for index, done in zip(summaries, summarized, strict=True):
             merges[index] = done
         upserts = [m for m in merges if m is not None]
         gone = [key for key, m in zip(keys, merges, strict=True) if m is None]
