@@ -18,13 +18,12 @@ from hypothesis import strategies as st
 
 from ragstream.common.config import EmbeddingConfig
 from ragstream.common.providers import ProviderError
+from ragstream.common.providers.batch_plan import plan_batch, token_bounds
 from ragstream.common.providers.embedding import Embedder, HashEmbedder, Matrix, OpenAIEmbedder
 from ragstream.common.providers.scheduler import (
     EmbeddingScheduler,
     Priority,
     SchedulerClosedError,
-    plan_batch,
-    token_bounds,
 )
 from ragstream.common.text.tokens import count_tokens
 from ragstream.testing.openai_server import OpenAITestServer

@@ -204,18 +204,6 @@ def _stored(
     return {str(row[0]): (int(row[1]), str(row[2])) for row in rows}
 
 
-def find(
-    conn: sqlite3.Connection, tables: schema.Tables, workspace: str, record_id: str
-) -> tuple[int, str] | None:
-    """(pk, terms JSON) of the stored record, if any."""
-    row = conn.execute(
-        f"SELECT r.pk, d.terms FROM {tables.records} AS r JOIN {tables.data} AS d "
-        "ON d.pk = r.pk WHERE r.workspace = ? AND r.id = ?",
-        (workspace, record_id),
-    ).fetchone()
-    return None if row is None else (int(row[0]), str(row[1]))
-
-
 def delete_records(
     conn: sqlite3.Connection,
     tables: schema.Tables,
@@ -224,14 +212,13 @@ def delete_records(
     changes: lexical.TermChanges,
 ) -> list[int]:
     """Deletes the records that exist among `ids`; returns their pks."""
+    stored = _stored(conn, tables, workspace, list(dict.fromkeys(ids)))
     pks: list[int] = []
-    for record_id in dict.fromkeys(ids):
-        old = find(conn, tables, workspace, record_id)
-        if old is not None:
-            pk, terms = old
-            changes.remove(pk, _indexed(terms))
-            conn.execute(f"DELETE FROM {tables.records} WHERE pk = ?", (pk,))  # rest cascades
-            pks.append(pk)
+    for pk, terms in stored.values():
+        changes.remove(pk, _indexed(terms))
+        pks.append(pk)
+    # The other tables' rows go with the record (ON DELETE CASCADE).
+    conn.executemany(f"DELETE FROM {tables.records} WHERE pk = ?", [(pk,) for pk in pks])
     return pks
 
 
