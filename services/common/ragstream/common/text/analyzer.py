@@ -109,7 +109,7 @@ def preload_segmenter() -> None:
 
 class _LazyJieba:
     """jieba's precise mode, loaded on first use or by `preload`: loading its dictionary
-    takes about a second and 60 MB.
+    takes about a second and 70 MB.
 
     The lock makes concurrent first calls load the dictionary once; jieba's INFO lines about
     loading are silenced, since they would repeat in every process.

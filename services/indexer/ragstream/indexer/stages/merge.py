@@ -100,14 +100,8 @@ class GraphMerger:
             await self._merge_workspace(workspace, keys)
 
     async def _merge_workspace(self, ws: str, keys: dict[str, otel_context.Context | None]) -> None:
-        upserts, records, gone = await self._prepared(ws, keys)
-        await self._write(ws, upserts, records, gone)
-
-    async def _prepared(
-        self, ws: str, keys: dict[str, otel_context.Context | None]
-    ) -> tuple[list[Merged], list[SearchRecord], list[str]]:
-        """The keys' merged records with their vectors, and the keys to delete."""
         live = await self._live_mentions(ws, list(keys))
+        cfg = self._cfg
         merges: list[Merged | None] = []
         summaries: dict[int, tuple[Draft, otel_context.Context | None]] = {}
         for key, parent in keys.items():
@@ -117,7 +111,6 @@ class GraphMerger:
                 merges.append(None)  # no live mentions: delete the key
                 continue
             draft = merge(key, mentions)
-            cfg = self._cfg
             if needs_summary(draft.fragments, cfg.max_fragments, cfg.max_tokens):
                 summaries[len(merges)] = draft, parent
                 merges.append(None)
@@ -131,7 +124,8 @@ class GraphMerger:
             merges[index] = done
         upserts = [m for m in merges if m is not None]
         gone = [key for key, m in zip(keys, merges, strict=True) if m is None]
-        return upserts, await self._embedded(ws, upserts), gone
+        records = await self._embedded(ws, upserts)
+        await self._write(ws, upserts, records, gone)
 
     async def _live_mentions(self, ws: str, keys: list[str]) -> dict[str, list[Mention]]:
         """The keys' mentions whose chunk still exists (see stages/ledger.py for why)."""
