@@ -19,7 +19,7 @@ from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 
 from ragstream.common.bus.protocols import BusRecord, OutgoingRecord
-from ragstream.common.telemetry import trace_headers
+from ragstream.common.telemetry import Headers, trace_headers
 from ragstream.v1 import events_pb2
 
 CONTENT_TYPE_PROTOBUF = b"application/protobuf"
@@ -194,12 +194,15 @@ class MergeKey:
     key: str
 
 
-def encode_merge(item: MergeKey) -> OutgoingRecord:
+def encode_merge(item: MergeKey, traced: Headers | None = None) -> OutgoingRecord:
+    """`traced`: the trace headers, when the caller encodes many events in one span and has
+    taken them once (`trace_headers()`); else the current span's."""
     event = events_pb2.GraphMergeEvent(workspace=item.workspace, key=item.key)
+    traced = trace_headers() if traced is None else traced
     return OutgoingRecord(
         key=f"{item.workspace}/{item.key}",
         value=event.SerializeToString(),
-        headers=(("content-type", CONTENT_TYPE_PROTOBUF), *trace_headers()),
+        headers=(("content-type", CONTENT_TYPE_PROTOBUF), *traced),
     )
 
 

@@ -11,7 +11,6 @@ that published it; the apply call receives those contexts so per-key work is tra
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import logging
 from collections.abc import Awaitable, Callable, Sequence
@@ -19,10 +18,11 @@ from typing import TypeVar
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
+from opentelemetry.trace import Span
 
 from ragstream.common.bus.protocols import BusRecord
-from ragstream.common.bus.spans import consumer_span
-from ragstream.common.telemetry import context_of, links_of, own, span
+from ragstream.common.bus.spans import start_consumer_span
+from ragstream.common.telemetry import context_of, links_of, mark_failed, own, span
 from ragstream.indexer.consumer import ConsumeLoop, group_by_key
 
 log = logging.getLogger(__name__)
@@ -49,20 +49,20 @@ class BatchConsumer(ConsumeLoop[T, ApplyBatch[T]]):
         # The records of one poll come from few producer spans (one per published document):
         # each distinct trace context is parsed once.
         parse = functools.cache(context_of)
-        with contextlib.ExitStack() as spans:
+        opened: list[Span] = []
+        try:
             items: list[T] = []
             contexts: list[otel_context.Context] = []
             for group in groups:
                 # The last record serves the earlier ones of its key: its span links them.
                 record = group[-1]
                 links = links_of(group[:-1], parse)
-                opened = spans.enter_context(
-                    consumer_span(record, links, current=False, parent=parse(record.headers))
-                )
-                item = await self.decoded(record, opened)
+                key_span = start_consumer_span(record, links, parse(record.headers))
+                opened.append(key_span)
+                item = await self.decoded(record, key_span)
                 if item is not None:
                     items.append(item)
-                    contexts.append(trace.set_span_in_context(opened))
+                    contexts.append(trace.set_span_in_context(key_span))
             if not items:
                 return
             where = offset_ranges(records)
@@ -70,3 +70,10 @@ class BatchConsumer(ConsumeLoop[T, ApplyBatch[T]]):
             with span("merge_batch", attributes=own(keys=len(items), records=len(records))):
                 what = f"batch of {len(items)} from {where}"
                 await self.with_retries(lambda: self._apply(items, contexts), what, stop)
+        except BaseException as exc:  # stopped or cancelled: no key of the batch was merged
+            for key_span in opened:
+                mark_failed(key_span, exc)
+            raise
+        finally:
+            for key_span in opened:
+                key_span.end()

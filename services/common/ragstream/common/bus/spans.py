@@ -18,7 +18,7 @@ from opentelemetry.trace import Link, Span, SpanKind
 from opentelemetry.util.types import AttributeValue
 
 from ragstream.common.bus.protocols import BusRecord
-from ragstream.common.telemetry import context_of, messaging_system, span
+from ragstream.common.telemetry import context_of, messaging_system, span, tracer
 
 
 @contextmanager
@@ -73,3 +73,16 @@ def consumer_span(
         current=current,
     ) as opened:
         yield opened
+
+
+def start_consumer_span(record: BusRecord, links: Sequence[Link], parent: Context) -> Span:
+    """`consumer_span` for one record of a batch, started but neither made current nor
+    ended: the caller ends it. A batch opens one per key, thousands a poll, and a context
+    manager each would cost more than the span itself."""
+    return tracer().start_span(
+        f"process {record.topic}",
+        context=parent,
+        kind=SpanKind.CONSUMER,
+        links=links,
+        attributes=record_attributes(record, messaging_system()),
+    )

@@ -21,6 +21,7 @@ from ragstream.common.bus.spans import producer_span
 from ragstream.common.events import MergeKey, encode_merge
 from ragstream.common.models import Chunk, Mention, is_relation_key
 from ragstream.common.storage.protocols import MentionStore
+from ragstream.common.telemetry import trace_headers
 
 ExtractMentions = Callable[[Chunk], Awaitable[list[Mention]]]
 """Extraction of one chunk, already turned into mentions (see stages/mentions.py)."""
@@ -67,7 +68,8 @@ class Ledger:
             return
         with producer_span(self._topic, len(keys)):
             # Encoded inside the span: each merge continues this document's trace.
-            records = [encode_merge(MergeKey(workspace, key)) for key in sorted(keys)]
+            traced = trace_headers()
+            records = [encode_merge(MergeKey(workspace, key), traced) for key in sorted(keys)]
             await self._publisher.publish(self._topic, records)
 
     async def forget(self, workspace: str, chunk_ids: Sequence[str]) -> None:
