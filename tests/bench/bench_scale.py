@@ -12,10 +12,10 @@ embedded bus, both indexing stages, until the index is current):
 
 Printed: wall time to current, CPU time of the pipeline's process (all its threads; steadier
 than wall time on a shared machine) and of each kind of thread, time per stage (summed span
-time: chunk, extract, write, remove, merge batches, summaries, embedding batches), chunks/s,
-records/s (entities and relations written by stage 2), embedding requests and texts, LLM
-calls by kind, prompt characters and tokens (and how many of those tokens are the
-byte-identical system prefix). A benchmark, run on
+time: chunk, extract, write, remove, merge batches, summaries, embedding batches), chunks/s
+and the chunk count of fixed 1,200/100-token windows, records/s (entities and relations
+written by stage 2), embedding requests and texts, LLM calls by kind, prompt characters and
+tokens (and how many of those tokens are the byte-identical system prefix). A benchmark, run on
 demand, never a timed test:
 
     .venv/bin/python -m tests.bench.bench_scale corpus [--model six|names] [--server process|thread]
@@ -82,6 +82,7 @@ from ragstream.cli.local_index import publish, running_indexer, wait_current
 from ragstream.cli.multihop import passages
 from ragstream.common.bus.progress import indexing_progress
 from ragstream.common.config import Settings, load_settings
+from ragstream.common.config_chunking import ChunkingConfig
 from ragstream.common.events import DocumentChange
 from ragstream.common.models import Collection
 from ragstream.common.registry import Backends
@@ -137,6 +138,14 @@ def documents(corpus: Path) -> list[DocumentChange]:
     texts = read_passages(corpus, 0, DOCS * PASSAGES)
     parts = ["\n\n".join(texts[i * PASSAGES : (i + 1) * PASSAGES]) for i in range(DOCS)]
     return [DocumentChange(WS, f"d{i:03d}", 1, False, parts[i], f"d{i:03d}") for i in range(DOCS)]
+
+
+def fixed_windows(changes: list[DocumentChange], cfg: ChunkingConfig) -> int:
+    """How many chunks fixed token windows would cut (LightRAG's: one starting every
+    `chunk_tokens - overlap_tokens` tokens), the count content-defined chunking must stay
+    within 5% of."""
+    step = cfg.chunk_tokens - cfg.overlap_tokens
+    return sum(len(range(0, count_tokens(c.content), step)) for c in changes)
 
 
 async def until_current(
@@ -248,6 +257,7 @@ async def corpus_run(settings: Settings, log: RequestLog, corpus: Path) -> dict[
             "seconds": round(seconds, 2), "documents_seconds": round(stage1, 2),
             "cpu_seconds": round(cpu, 2), "thread_cpu_seconds": thread_seconds,
             "chunks": records["chunks"], "chunks_per_s": round(records["chunks"] / seconds, 1),
+            "fixed_window_chunks": fixed_windows(changes, settings.chunking),
             "entities": records["entities"], "relations": records["relations"],
             "records_per_s": round((records["entities"] + records["relations"]) / seconds, 1),
             **counts.take(), **stage_report(totals),
