@@ -80,16 +80,21 @@ async def test_a_deadline_cancels_the_llm_request(
         stub = query_pb2_grpc.QueryServiceStub(channel)
         await stub.Retrieve(WARM_UP)
         llm.set_latency("chat", 5.0)
+        # The deadline leaves retrieval time to reach the LLM even on a loaded machine (at
+        # 0.2 s a slow retrieval could run out first, and no LLM request would be made).
+        deadline = 1.0
         for round_, call in enumerate(("Query", "StreamQuery"), start=1):
             started = time.monotonic()
             if call == "Query":
-                elapsed = await expect_deadline(stub.Query(QUERY, timeout=0.2), started)
+                elapsed = await expect_deadline(stub.Query(QUERY, timeout=deadline), started)
             else:
                 request = query_pb2.StreamQueryRequest(
                     workspace="d", query=QUERY.query, params=NAIVE
                 )
-                elapsed = await expect_deadline(stub.StreamQuery(request, timeout=0.2), started)
-            assert elapsed < 0.3, f"{call} answered after {elapsed:.3f} s"
+                stream = stub.StreamQuery(request, timeout=deadline)
+                elapsed = await expect_deadline(stream, started)
+            assert elapsed < deadline + 0.3, f"{call} answered after {elapsed:.3f} s"
+            assert len(llm.log.bodies.get("chat", [])) == round_, "the LLM request was not made"
             async with asyncio.timeout(3):  # the server gave the LLM request up
                 await llm.log.wait_for(cancelled(round_))
             assert llm.log.completed["chat"] == 0
