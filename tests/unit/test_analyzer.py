@@ -7,7 +7,7 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from ragstream.common.text.analyzer import analyze
@@ -78,6 +78,12 @@ def test_mixed_text() -> None:
     ]
 
 
+def test_unassigned_code_points_in_the_han_blocks_separate_words() -> None:
+    assert analyze("\ufada") == []
+    assert analyze("学生\ufada\ufadb老师") == analyze("学生 老师")
+    assert analyze("学生\ufada\ufadb老师") != []
+
+
 def test_only_punctuation_and_stopwords_give_nothing() -> None:
     assert analyze("") == []
     assert analyze(" ... !!! -- ，。") == []
@@ -86,6 +92,7 @@ def test_only_punctuation_and_stopwords_give_nothing() -> None:
 
 @settings(max_examples=80, deadline=None)
 @given(st.text())
+@example("\ufada")
 def test_terms_are_letters_and_digits(text: str) -> None:
     for term in analyze(text):
         assert term

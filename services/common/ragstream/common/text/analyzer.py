@@ -31,6 +31,7 @@ import Stemmer
 # CJK Unified Ideographs with Extension A, compatibility ideographs, Extensions B-F.
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ebef"
 _TOKEN = re.compile(rf"(?P<han>[{_HAN}]+)|(?P<word>[^\W_{_HAN}]+(?:'[^\W_{_HAN}]+)*)")
+_NOT_LETTERS = re.compile(r"[\W_]+")
 
 _ENGLISH_STOPWORDS = """
     a about above after again against all am an and any are aren't as at be because been before
@@ -94,7 +95,10 @@ def _word_terms(word: str, stem: Callable[[str], str]) -> list[str]:
 
 
 def _han_terms(run: str) -> list[str]:
-    return [word for word in _JIEBA.cut(run) if word not in CHINESE_STOPWORDS]
+    # The blocks in _HAN hold unassigned code points too (U+FADA-FAFF, ...): not letters, they
+    # separate words as punctuation does.
+    parts = [run] if run.isalnum() else _NOT_LETTERS.split(run)
+    return [word for part in parts for word in _JIEBA.cut(part) if word not in CHINESE_STOPWORDS]
 
 
 def preload_segmenter() -> None:
