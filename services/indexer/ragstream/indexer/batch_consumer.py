@@ -70,7 +70,7 @@ class BatchConsumer(ConsumeLoop[T, ApplyBatch[T]]):
             with span("merge_batch", attributes=own(keys=len(items), records=len(records))):
                 what = f"batch of {len(items)} from {where}"
                 await self.with_retries(lambda: self._apply(items, contexts), what, stop)
-        except BaseException as exc:  # stopped or cancelled: no key of the batch was merged
+        except BaseException as exc:  # the poll is not committed: its keys are merged again
             for key_span in opened:
                 mark_failed(key_span, exc)
             raise
