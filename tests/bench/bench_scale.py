@@ -57,10 +57,9 @@ loaded. At most 2 LLM calls. Editing one paragraph of the 450-passage document (
 The host's own speed moves these figures more than most changes do: on 2026-12-02 the same
 code took 8.1-11.6 s of CPU for `six` (24-38 chunks/s), 1.6x the quiet figures above.
 Sampled with py-spy on that host, the openai client was 52% of the event loop's busy time
-for `six` (888 requests). Per request, 600 requests with 8 in flight, client CPU was
-1.3-1.5 ms through httpx, 1.1-1.25 ms through openai's aiohttp transport and 0.16-0.20 ms
-for a plain aiohttp request; the aiohttp transport, tried in the pipeline, lowered the event
-loop's CPU (median 4.0 against 4.5 s, 5 pairs) but not the wall time (9.55 against 9.45 s).
+for `six` (888 requests); bench_http_client.py measures that cost per request by client.
+openai's aiohttp transport, tried in the pipeline, lowered the event loop's CPU (median 4.0
+against 4.5 s, 5 pairs) but not the wall time (9.55 against 9.45 s).
 """
 
 from __future__ import annotations
