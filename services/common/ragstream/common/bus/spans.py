@@ -54,30 +54,22 @@ def record_attributes(record: BusRecord, system: str) -> dict[str, AttributeValu
 
 
 @contextmanager
-def consumer_span(
-    record: BusRecord,
-    links: Sequence[Link] = (),
-    *,
-    current: bool = True,
-    parent: Context | None = None,
-) -> Iterator[Span]:
-    """Processing one record, as a child of the context its producer stored in it (`parent`,
-    when the caller has parsed it already); with `current` False it is not made the current
-    span (a batch processes many records)."""
+def consumer_span(record: BusRecord) -> Iterator[Span]:
+    """Processing one record, as the current span and a child of the context its producer
+    stored in it."""
     with span(
         f"process {record.topic}",
         kind=SpanKind.CONSUMER,
-        parent=context_of(record.headers) if parent is None else parent,
-        links=links,
+        parent=context_of(record.headers),
         attributes=record_attributes(record, messaging_system()),
-        current=current,
     ) as opened:
         yield opened
 
 
 def start_consumer_span(record: BusRecord, links: Sequence[Link], parent: Context) -> Span:
-    """`consumer_span` for one record of a batch, started but neither made current nor
-    ended: the caller ends it. A batch opens one per key, thousands a poll, and a context
+    """`consumer_span` for one record of a batch, with the producer context already parsed
+    (`parent`) and links to the other records it serves; started but neither made current
+    nor ended: the caller ends it. A batch opens one per key, thousands a poll, and a context
     manager each would cost more than the span itself."""
     return tracer().start_span(
         f"process {record.topic}",
