@@ -2,12 +2,14 @@
 
 With an instant LLM the client's own work is a large part of indexing: sampled with py-spy,
 the openai client was 52% of the event loop's busy time in `bench_scale corpus` (888
-requests). This measures that cost alone: extraction-sized chat requests (a 4,000-character
-system prompt), `--in-flight` at once, through
+requests), which is why chat completions and embeddings now go through
+`providers.endpoint.JsonEndpoint` (aiohttp, plain JSON). This measures that cost alone:
+extraction-sized chat requests (a 4,000-character system prompt), `--in-flight` at once,
+through
 
-- `OpenAIChat.complete`, ragstream's own path (the openai client's `post` over httpx, with
-  its span and the typed ChatCompletion);
-- the openai client's `post` over httpx, answered as plain JSON;
+- `OpenAIChat.complete`, ragstream's own path (JsonEndpoint, its span, the parsed reply);
+- `JsonEndpoint.post` alone;
+- the openai client's `post` over httpx, answered as plain JSON (the path before);
 - the same over openai's aiohttp transport (`DefaultAioHttpClient`);
 - a plain aiohttp request, the floor.
 
@@ -15,10 +17,13 @@ The server runs in a process of its own, so its CPU is not counted. On demand:
 
     .venv/bin/python -m tests.bench.bench_http_client [--requests 600] [--in-flight 8]
 
-On the 2-core machine (2026-12-02, 600 requests, 8 in flight, two rounds), CPU ms per
-request: OpenAIChat.complete 1.25 and 1.61; openai post over httpx 0.98 and 1.26, over
-aiohttp 0.67 and 0.66; plain aiohttp 0.15 and 0.17. The aiohttp transport, tried in
-`bench_scale corpus`, lowered the event loop's CPU but not the wall time (see there).
+On the 2-core machine (2026-12-02, 600 requests, 8 in flight, three rounds), CPU ms per
+request: OpenAIChat.complete 0.13, 0.16, 0.13; JsonEndpoint.post 0.12, 0.14, 0.13; openai
+post over httpx 0.88, 0.82, 0.77, over aiohttp 0.45, 0.46, 0.56; plain aiohttp 0.13, 0.16,
+0.19. Before JsonEndpoint, OpenAIChat.complete (the openai post, its span, a typed
+ChatCompletion) took 1.25 and 1.61 ms. An aiohttp session with trust_env reads the proxy
+environment and ~/.netrc on every request, 0.45 ms of it: JsonEndpoint resolves its proxy
+once instead.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from openai import AsyncOpenAI, DefaultAioHttpClient
 from pydantic import SecretStr
 
 from ragstream.common.config import LLMConfig
+from ragstream.common.providers.endpoint import JsonEndpoint, RetryPolicy
 from ragstream.common.providers.llm import ChatMessage, OpenAIChat
 from tests.bench.bench_scale import llm_in_subprocess
 
@@ -84,6 +90,16 @@ async def openai_post(base_url: str, requests: int, in_flight: int, aio: bool) -
         await client.close()
 
 
+async def endpoint_post(base_url: str, requests: int, in_flight: int) -> float:
+    endpoint = JsonEndpoint("test", base_url, SecretStr("test"), 60.0, RetryPolicy(1))
+    try:
+        return await cpu_ms_per_request(
+            lambda: endpoint.post("/chat/completions", BODY), requests, in_flight
+        )
+    finally:
+        await endpoint.close()
+
+
 async def plain_aiohttp(base_url: str, requests: int, in_flight: int) -> float:
     async with aiohttp.ClientSession() as session:
 
@@ -97,6 +113,7 @@ async def plain_aiohttp(base_url: str, requests: int, in_flight: int) -> float:
 async def measure(base_url: str, requests: int, in_flight: int) -> dict[str, float]:
     return {
         "OpenAIChat.complete": await ragstream_chat(base_url, requests, in_flight),
+        "JsonEndpoint.post": await endpoint_post(base_url, requests, in_flight),
         "openai post, httpx": await openai_post(base_url, requests, in_flight, aio=False),
         "openai post, aiohttp": await openai_post(base_url, requests, in_flight, aio=True),
         "plain aiohttp": await plain_aiohttp(base_url, requests, in_flight),

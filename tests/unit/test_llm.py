@@ -1,4 +1,5 @@
-"""OpenAIChat against the OpenAI-compatible test server, through the real openai client."""
+"""OpenAIChat against the OpenAI-compatible test server: `complete` through its JsonEndpoint,
+`stream` through the real openai client; and the parsing of a completion."""
 
 from __future__ import annotations
 
@@ -11,7 +12,13 @@ import pytest
 
 from ragstream.common.config import LLMConfig
 from ragstream.common.providers import ProviderError
-from ragstream.common.providers.llm import ChatMessage, OpenAIChat, build_chat_model
+from ragstream.common.providers.llm import (
+    ChatMessage,
+    Completion,
+    OpenAIChat,
+    build_chat_model,
+    parse_completion,
+)
 from ragstream.testing.openai_server import OpenAITestServer
 
 QUESTION = [ChatMessage("system", "answer briefly"), ChatMessage("user", "what is a graph")]
@@ -155,6 +162,49 @@ async def test_failure_after_retries_is_a_provider_error(server: OpenAITestServe
             pass
     await model.close()
     assert server.log.received["chat"] == 4
+
+
+async def test_a_refused_request_is_not_retried(server: OpenAITestServer) -> None:
+    server.fail_next("chat", 1, status=400)
+    model = OpenAIChat(config(server, max_retries=3))
+    with pytest.raises(ProviderError, match=r"/chat/completions: HTTP 400: .*injected failure"):
+        await model.complete(QUESTION)
+    await model.close()
+    assert server.log.received["chat"] == 1
+
+
+def test_parse_completion_reads_the_first_choice_and_the_usage() -> None:
+    reply = parse_completion(
+        {
+            "id": "c1",
+            "model": "m",
+            "choices": [
+                {"message": {"role": "assistant", "content": "hi"}, "finish_reason": "length"},
+                {"message": {"role": "assistant", "content": "other"}},
+            ],
+            "usage": {"prompt_tokens": 7, "completion_tokens": 2, "total_tokens": 9},
+        }
+    )
+    assert reply.completion == Completion("hi", 7, 2, "length")
+    assert (reply.model, reply.id, reply.usage_reported) == ("m", "c1", True)
+    bare = parse_completion({"choices": [{"message": {"content": None}}]})
+    assert bare.completion == Completion("", 0, 0, "")
+    assert not bare.usage_reported
+
+
+@pytest.mark.parametrize(
+    ("payload", "problem"),
+    [
+        ([], "no choices"),
+        ({"choices": []}, "no choices"),
+        ({"choices": ["x"]}, "no choices"),
+        ({"choices": [{"text": "legacy"}]}, "no message"),
+        ({"choices": [{"message": {"content": ["a", "b"]}}]}, "not text"),
+    ],
+)
+def test_parse_completion_refuses_what_is_not_a_completion(payload: object, problem: str) -> None:
+    with pytest.raises(ValueError, match=problem):
+        parse_completion(payload)
 
 
 async def test_concurrency_is_limited(server: OpenAITestServer) -> None:

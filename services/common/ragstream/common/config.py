@@ -127,7 +127,10 @@ class EmbeddingConfig(Section):
     concurrency: int = Field(2, ge=1, le=64)
     """Provider calls in flight at once."""
     timeout_s: float = Field(60.0, gt=0)
+    """Limit on one HTTP attempt."""
     max_retries: int = Field(3, ge=0, le=10)
+    """Retries after the first attempt, with exponential backoff: connection errors,
+    timeouts, 408, 409, 429 and 5xx."""
 
     @field_validator("languages")
     @classmethod
@@ -152,7 +155,10 @@ class LLMConfig(Section):
     """The model's context window, for prompt budgets."""
     max_output_tokens: int = Field(2048, ge=16)
     timeout_s: float = Field(120.0, gt=0)
+    """Limit on one HTTP attempt; for a streamed answer, on each wait for more of it."""
     max_retries: int = Field(3, ge=0, le=10)
+    """Retries after the first attempt, with exponential backoff: connection errors,
+    timeouts, 408, 409, 429 and 5xx (a streamed answer only before its first part)."""
     concurrency: int = Field(8, ge=1, le=256)
 
     @model_validator(mode="after")

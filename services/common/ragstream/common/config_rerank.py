@@ -23,10 +23,10 @@ class RerankConfig(BaseModel):
     timeout_s: float = Field(10.0, gt=0)
     """Limit on one HTTP attempt."""
     max_attempts: int = Field(3, ge=1, le=10)
-    """HTTP attempts per call, the first included; 429, 5xx, connection errors and timeouts
-    are retried with exponential backoff and jitter."""
+    """HTTP attempts per call, the first included; 408, 409, 429, 5xx, connection errors and
+    timeouts are retried with exponential backoff and jitter."""
     backoff_s: float = Field(0.5, ge=0)
-    """Delay before the first retry; it doubles with each further retry."""
+    """Delay before the first retry; it doubles with each further retry, up to 8 s."""
     window_tokens: int = Field(480, ge=16, le=32768)
     """Longer chunks are sliced to this many tokens, each slice scored on its own."""
     overlap_tokens: int = Field(32, ge=0)

@@ -169,7 +169,8 @@ class OpenAITestServer:
         retry_after_ms: float | None = None,
     ) -> None:
         """The next `count` requests to `endpoint` get `status` and an OpenAI error body.
-        `retry_after_ms` sets the retry-after-ms header the openai client honours."""
+        `retry_after_ms` sets the retry-after-ms header (honoured by the openai client and by
+        ragstream's JsonEndpoint)."""
         self._failures[endpoint] = _Failure(count, status, retry_after_ms)
 
     # Lifecycle.

@@ -20,10 +20,10 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 import numpy as np
-import openai
 
 from ragstream.common.config import ConfigError, EmbeddingConfig
-from ragstream.common.providers import ProviderError, openai_client
+from ragstream.common.providers import ProviderError, openai_base_url
+from ragstream.common.providers.endpoint import JsonEndpoint, RetryPolicy
 from ragstream.common.providers.gate import LanguageGate
 from ragstream.common.providers.vectors import Matrix, l2_normalize
 from ragstream.common.text.analyzer import analyze
@@ -41,6 +41,7 @@ __all__ = [  # Matrix and l2_normalize live in vectors.py (minilm.py needs them 
 ]
 
 HASH_DEFAULT_DIMENSIONS = 384
+EMBEDDINGS = "/embeddings"
 
 
 class Embedder(Protocol):
@@ -151,11 +152,12 @@ class OpenAIEmbedder:
         self.dimensions = cfg.dimensions
         self.languages = frozenset({ANY})  # unknown model: embedding.languages may say more
         self._cfg = cfg
-        self._client = openai_client(
-            base_url=cfg.base_url,
-            api_key=cfg.api_key,
-            timeout_s=cfg.timeout_s,
-            max_retries=cfg.max_retries,
+        self._endpoint = JsonEndpoint(
+            self.name,
+            openai_base_url(cfg.base_url),
+            cfg.api_key,
+            cfg.timeout_s,
+            RetryPolicy(cfg.max_retries + 1),
         )
         self._semaphore = asyncio.Semaphore(cfg.concurrency)
 
@@ -175,7 +177,7 @@ class OpenAIEmbedder:
         return np.vstack([task.result() for task in tasks])
 
     async def close(self) -> None:
-        await self._client.close()
+        await self._endpoint.close()
 
     async def _embed_batch(self, batch: Sequence[str]) -> Matrix:
         body: dict[str, object] = {
@@ -186,17 +188,13 @@ class OpenAIEmbedder:
         if self._cfg.dimensions:
             body["dimensions"] = self._cfg.dimensions
         async with self._semaphore:
-            try:
-                # The client's own post (its retries, timeouts and error types), as plain JSON:
-                # `embeddings.create` would build a typed object per row and turn each vector
-                # into a list of Python floats, more CPU than the rest of the call.
-                payload = await self._client.post("/embeddings", body=body, cast_to=object)
-            except openai.APIError as exc:
-                raise ProviderError(f"{self.name} at {self._client.base_url}: {exc}") from exc
+            # Plain JSON: a typed object per row, each vector a list of Python floats, would
+            # cost more CPU than the rest of the call.
+            payload = await self._endpoint.post(EMBEDDINGS, body)
         try:
             matrix = embedding_rows(payload, len(batch))
         except ValueError as exc:
-            raise ProviderError(f"{self.name} at {self._client.base_url}: {exc}") from exc
+            raise self._endpoint.error(str(exc), EMBEDDINGS) from exc
         self._check_dimensions(matrix.shape[1])
         return l2_normalize(matrix)
 

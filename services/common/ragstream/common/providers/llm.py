@@ -12,18 +12,20 @@ from collections.abc import AsyncGenerator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Literal, Protocol
+from urllib.parse import urlsplit
 
 import openai
-from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
-from openai.types.completion_usage import CompletionUsage
+from openai.types.chat import ChatCompletionMessageParam
 from opentelemetry.trace import Span, SpanKind
 from opentelemetry.util.types import AttributeValue
 
 from ragstream.common.config import LLMConfig
-from ragstream.common.providers import ProviderError, openai_client
+from ragstream.common.providers import ProviderError, openai_base_url, openai_client
+from ragstream.common.providers.endpoint import JsonEndpoint, RetryPolicy
 from ragstream.common.telemetry import span
 
 Role = Literal["system", "user", "assistant"]
+COMPLETIONS = "/chat/completions"
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,20 +92,27 @@ def _wire(messages: Sequence[ChatMessage]) -> list[ChatCompletionMessageParam]:
 class OpenAIChat:
     """An OpenAI-compatible chat endpoint (OpenAI, Azure, vLLM, Ollama, ...).
 
-    The client retries connection errors, 429 and 5xx with backoff; at most `concurrency`
-    requests (streams included, until they end) are in flight. `max_tokens` is sent rather than
-    `max_completion_tokens` because self-hosted servers widely accept only the former.
+    `complete` posts plain JSON through a `JsonEndpoint`; `stream` goes through the openai
+    client, which parses the server-sent events. Both retry connection errors, 408, 409, 429
+    and 5xx with backoff (a stream only before its first chunk); at most `concurrency`
+    requests (streams included, until they end) are in flight. `max_tokens` is sent rather
+    than `max_completion_tokens` because self-hosted servers widely accept only the former.
     """
 
     def __init__(self, cfg: LLMConfig) -> None:
         self.name = f"openai:{cfg.model}"
         self._cfg = cfg
+        url = openai_base_url(cfg.base_url)
+        self._endpoint = JsonEndpoint(
+            self.name, url, cfg.api_key, cfg.timeout_s, RetryPolicy(cfg.max_retries + 1)
+        )
         self._client = openai_client(
-            base_url=cfg.base_url,
+            base_url=url,
             api_key=cfg.api_key,
             timeout_s=cfg.timeout_s,
             max_retries=cfg.max_retries,
         )
+        self._server = server_attributes(url)
         self._semaphore = asyncio.Semaphore(cfg.concurrency)
 
     async def complete(
@@ -117,35 +126,24 @@ class OpenAIChat:
             max_tokens or self._cfg.max_output_tokens,
             self._temperature(temperature),
         )
+        body = {
+            "model": self._cfg.model,
+            "messages": _wire(messages),
+            "max_tokens": limit,
+            "temperature": temperature,
+        }
         async with self._semaphore:
             with self._span(limit, temperature, current=True) as call:
-                body = {
-                    "model": self._cfg.model,
-                    "messages": _wire(messages),
-                    "max_tokens": limit,
-                    "temperature": temperature,
-                }
+                payload = await self._endpoint.post(COMPLETIONS, body)
                 try:
-                    # The client's own post, with its retries, timeouts and error types:
-                    # `chat.completions.create` would first walk every message through its
-                    # typed-parameter transform, about 1.5 ms of the event loop per
-                    # extraction-sized call, for a body that is already plain JSON.
-                    response = await self._client.post(
-                        "/chat/completions", body=body, cast_to=ChatCompletion
-                    )
-                except openai.APIError as exc:
-                    raise self._error(exc) from exc
-                reasons = [choice.finish_reason or "" for choice in response.choices]
-                _annotate(call, response.model, response.id, reasons, response.usage)
-        if not response.choices:
-            raise ProviderError(f"{self.name} answered with no choices")
-        usage = response.usage
-        return Completion(
-            text=response.choices[0].message.content or "",
-            prompt_tokens=usage.prompt_tokens if usage else 0,
-            completion_tokens=usage.completion_tokens if usage else 0,
-            finish_reason=response.choices[0].finish_reason or "",
-        )
+                    reply = parse_completion(payload)
+                except ValueError as exc:
+                    raise self._endpoint.error(f"unexpected answer: {exc}", COMPLETIONS) from exc
+                done = reply.completion
+                _annotate(call, reply.model, reply.id, [done.finish_reason])
+                if reply.usage_reported:
+                    _annotate_usage(call, done.prompt_tokens, done.completion_tokens)
+        return done
 
     async def stream(
         self,
@@ -174,7 +172,10 @@ class OpenAIChat:
                     async with response:
                         async for chunk in response:
                             reasons = [c.finish_reason for c in chunk.choices if c.finish_reason]
-                            _annotate(call, chunk.model, chunk.id, reasons, chunk.usage)
+                            _annotate(call, chunk.model, chunk.id, reasons)
+                            if chunk.usage is not None:
+                                usage = chunk.usage
+                                _annotate_usage(call, usage.prompt_tokens, usage.completion_tokens)
                             for choice in chunk.choices:
                                 if choice.delta.content:
                                     yield choice.delta.content
@@ -182,13 +183,13 @@ class OpenAIChat:
                     raise self._error(exc) from exc
 
     async def close(self) -> None:
+        await self._endpoint.close()
         await self._client.close()
 
     def _span(
         self, max_tokens: int, temperature: float, current: bool
     ) -> AbstractContextManager[Span]:
         """A GenAI client span: model, limits and endpoint; never the messages or the key."""
-        url = self._client.base_url
         attributes: dict[str, AttributeValue] = {
             "gen_ai.operation.name": "chat",
             "gen_ai.system": "openai",
@@ -196,10 +197,8 @@ class OpenAIChat:
             "gen_ai.request.model": self._cfg.model,
             "gen_ai.request.max_tokens": max_tokens,
             "gen_ai.request.temperature": temperature,
-            "server.address": url.host,
+            **self._server,
         }
-        if url.port is not None:
-            attributes["server.port"] = url.port
         return span(
             f"chat {self._cfg.model}", kind=SpanKind.CLIENT, attributes=attributes, current=current
         )
@@ -208,23 +207,67 @@ class OpenAIChat:
         return self._cfg.temperature if temperature is None else temperature
 
     def _error(self, exc: openai.APIError) -> ProviderError:
-        return ProviderError(f"{self.name} at {self._client.base_url}: {exc}")
+        return ProviderError(f"{self.name} at {self._endpoint.url}: {exc}")
 
 
-def _annotate(
-    call: Span,
-    model: str,
-    response_id: str,
-    finish_reasons: Sequence[str],
-    usage: CompletionUsage | None,
-) -> None:
+@dataclass(frozen=True, slots=True)
+class Reply:
+    completion: Completion
+    model: str
+    id: str
+    usage_reported: bool
+
+
+def parse_completion(payload: object) -> Reply:
+    """The first choice of a /chat/completions answer, with the usage it reports (0 when it
+    reports none); ValueError when the answer is not one."""
+    choices = payload.get("choices") if isinstance(payload, dict) else None
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise ValueError("the answer has no choices")
+    assert isinstance(payload, dict)
+    first = choices[0]
+    message = first.get("message")
+    if not isinstance(message, dict):
+        raise ValueError("the first choice has no message")
+    text = message.get("content") or ""
+    if not isinstance(text, str):
+        raise ValueError(f"the message content is not text: {text!r:.80}")
+    reported = payload.get("usage")
+    usage = reported if isinstance(reported, dict) else {}
+    completion = Completion(
+        text=text,
+        prompt_tokens=_count(usage.get("prompt_tokens")),
+        completion_tokens=_count(usage.get("completion_tokens")),
+        finish_reason=str(first.get("finish_reason") or ""),
+    )
+    model, response_id = str(payload.get("model") or ""), str(payload.get("id") or "")
+    return Reply(completion, model, response_id, usage_reported=bool(usage))
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def server_attributes(url: str) -> dict[str, AttributeValue]:
+    """server.address and server.port of an endpoint URL, for its client spans."""
+    parts = urlsplit(url)
+    attributes: dict[str, AttributeValue] = {"server.address": parts.hostname or ""}
+    if parts.port is not None:
+        attributes["server.port"] = parts.port
+    return attributes
+
+
+def _annotate(call: Span, model: str, response_id: str, finish_reasons: Sequence[str]) -> None:
     """What the response says about itself (a stream says it piece by piece)."""
     call.set_attributes({"gen_ai.response.model": model, "gen_ai.response.id": response_id})
-    if finish_reasons:
-        call.set_attribute("gen_ai.response.finish_reasons", list(finish_reasons))
-    if usage is not None:
-        call.set_attribute("gen_ai.usage.input_tokens", usage.prompt_tokens)
-        call.set_attribute("gen_ai.usage.output_tokens", usage.completion_tokens)
+    reasons = [reason for reason in finish_reasons if reason]
+    if reasons:
+        call.set_attribute("gen_ai.response.finish_reasons", reasons)
+
+
+def _annotate_usage(call: Span, input_tokens: int, output_tokens: int) -> None:
+    call.set_attribute("gen_ai.usage.input_tokens", input_tokens)
+    call.set_attribute("gen_ai.usage.output_tokens", output_tokens)
 
 
 def build_chat_model(cfg: LLMConfig) -> ChatModel | None:

@@ -20,24 +20,17 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
-import logging
-import random
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-import aiohttp
-
 from ragstream.common.config_rerank import RerankConfig
 from ragstream.common.providers import ProviderError
+from ragstream.common.providers.endpoint import JsonEndpoint, RetryPolicy
 from ragstream.common.providers.rerank_slices import aggregate, plan_slices
 
-log = logging.getLogger(__name__)
-
 NESTED_PROVIDERS = frozenset({"aliyun"})
-_BODY_EXCERPT = 300
 
 
 class Reranker(Protocol):
@@ -125,14 +118,6 @@ def parse_scores(provider: str, payload: object, count: int) -> list[float]:
     return [score for score in scores if score is not None]
 
 
-class _Retryable(Exception):
-    """An attempt failed in a way worth retrying (429, 5xx, connection error, timeout)."""
-
-    def __init__(self, reason: str, retry_after_s: float | None = None) -> None:
-        super().__init__(reason)
-        self.retry_after_s = retry_after_s
-
-
 class HttpReranker:
     """A reranker behind an HTTP API in the flat (Jina, Cohere) or nested (Aliyun) format."""
 
@@ -142,7 +127,13 @@ class HttpReranker:
         self.name = f"{cfg.provider}:{cfg.model}"
         self._cfg = cfg
         self._cache = ScoreCache(cfg.cache_size, cfg.cache_ttl_s, clock)
-        self._session: aiohttp.ClientSession | None = None
+        self._endpoint = JsonEndpoint(
+            f"reranker {self.name}",
+            cfg.base_url,
+            cfg.api_key,
+            cfg.timeout_s,
+            RetryPolicy(cfg.max_attempts, cfg.backoff_s),
+        )
 
     async def rerank(self, query: str, texts: Sequence[str]) -> list[float]:
         keys = [self._key(query, text) for text in texts]
@@ -156,9 +147,7 @@ class HttpReranker:
         return [score for score in scores if score is not None]
 
     async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        await self._endpoint.close()
 
     def _key(self, query: str, text: str) -> bytes:
         cfg = self._cfg
@@ -190,75 +179,11 @@ class HttpReranker:
 
     async def _call(self, query: str, documents: Sequence[str]) -> list[float]:
         body = request_body(self._cfg.provider, self._cfg.model, query, documents)
-        attempts = self._cfg.max_attempts
-        for attempt in range(1, attempts + 1):
-            try:
-                return await self._post(body, len(documents))
-            except _Retryable as exc:
-                if attempt == attempts:
-                    raise self._error(f"{exc} (after {attempts} attempts)") from exc
-                delay = self._delay(attempt, exc.retry_after_s)
-                log.warning("%s: %s; retrying in %.2f s", self.name, exc, delay)
-                await asyncio.sleep(delay)
-        raise AssertionError("unreachable: the last attempt returns or raises")
-
-    async def _post(self, body: dict[str, Any], count: int) -> list[float]:
+        payload = await self._endpoint.post("", body)
         try:
-            async with self._client().post(self._cfg.base_url, json=body) as response:
-                text = await response.text()
-                status = response.status
-                retry_after = _seconds(response.headers.get("Retry-After"))
-        except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as exc:
-            raise _Retryable(f"connection failed: {exc!r}") from exc
-        except TimeoutError as exc:
-            raise _Retryable(f"no answer within {self._cfg.timeout_s} s") from exc
-        if status == 429 or status >= 500:
-            raise _Retryable(f"HTTP {status}: {text[:_BODY_EXCERPT]}", retry_after)
-        if status >= 400:
-            raise self._error(f"HTTP {status}: {text[:_BODY_EXCERPT]}")
-        try:
-            return parse_scores(self._cfg.provider, _json(text), count)
+            return parse_scores(self._cfg.provider, payload, len(documents))
         except ValueError as exc:
-            raise self._error(f"unexpected answer: {exc}") from exc
-
-    def _client(self) -> aiohttp.ClientSession:
-        # Created on first use: a session belongs to the event loop it was created in.
-        if self._session is None:
-            key = self._cfg.api_key.get_secret_value()
-            self._session = aiohttp.ClientSession(
-                headers={"Authorization": f"Bearer {key}"} if key else None,
-                timeout=aiohttp.ClientTimeout(total=self._cfg.timeout_s),
-            )
-        return self._session
-
-    def _delay(self, attempt: int, retry_after_s: float | None) -> float:
-        """Exponential backoff with jitter (half fixed, half random), so that clients that
-        failed together do not retry together; a Retry-After is honoured up to timeout_s."""
-        base = self._cfg.backoff_s * 2.0 ** (attempt - 1)
-        delay = base / 2 + random.uniform(0, base / 2)
-        if retry_after_s is not None:
-            delay = max(delay, min(retry_after_s, self._cfg.timeout_s))
-        return delay
-
-    def _error(self, reason: str) -> ProviderError:
-        return ProviderError(f"reranker {self.name} at {self._cfg.base_url}: {reason}")
-
-
-def _json(text: str) -> object:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"not JSON ({exc}): {text[:_BODY_EXCERPT]!r}") from exc
-
-
-def _seconds(value: str | None) -> float | None:
-    """Retry-After in its seconds form; the HTTP-date form is ignored (backoff applies)."""
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        return None
+            raise self._endpoint.error(f"unexpected answer: {exc}") from exc
 
 
 def build_reranker(cfg: RerankConfig) -> Reranker | None:
