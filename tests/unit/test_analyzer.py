@@ -99,6 +99,15 @@ def test_terms_are_letters_and_digits(text: str) -> None:
         assert all(char.isalnum() for char in term), term
 
 
+@settings(max_examples=80, deadline=None)
+@given(st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",))))
+@example("Don't o'brien's rock'n'roll\u2019s ʼ's")
+def test_text_without_ideographs_gets_the_terms_of_the_word_by_word_path(text: str) -> None:
+    # Text without ideographs takes a bulk path; one trailing ideograph sends the same text
+    # through the path that analyzes word by word, which must give the same terms before it.
+    assert analyze(text) == analyze(text + " 中")[:-1]
+
+
 def test_terms_stay_whole_in_a_unicode_tokenizer() -> None:
     """Backends index the terms joined by spaces with a plain Unicode tokenizer."""
     texts = ["北京大学的学生在图书馆学习", "Covid-19 vaccines for naïve T cells", "数据库 RAG检索"]

@@ -31,6 +31,8 @@ import Stemmer
 # CJK Unified Ideographs with Extension A, compatibility ideographs, Extensions B-F.
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ebef"
 _TOKEN = re.compile(rf"(?P<han>[{_HAN}]+)|(?P<word>[^\W_{_HAN}]+(?:'[^\W_{_HAN}]+)*)")
+_WORD = re.compile(rf"[^\W_{_HAN}]+(?:'[^\W_{_HAN}]+)*")
+_ANY_HAN = re.compile(rf"[{_HAN}]")
 _NOT_LETTERS = re.compile(r"[\W_]+")
 
 _ENGLISH_STOPWORDS = """
@@ -65,33 +67,47 @@ _local = threading.local()
 def analyze(text: str) -> list[str]:
     """The BM25 terms of `text`, in text order, repeats kept (they are term frequencies)."""
     normalized = unicodedata.normalize("NFKC", text).lower().replace("\u2019", "'")
-    stem = _stemmer()
+    stemmer = _stemmer()
+    if _ANY_HAN.search(normalized) is None:
+        # Words only: one pass of the regex, one call of the stemmer for them all.
+        return _stem(stemmer, _unstemmed(_WORD.findall(normalized)))
     terms: list[str] = []
     for match in _TOKEN.finditer(normalized):
         han = match.group("han")
         if han is not None:
             terms.extend(_han_terms(han))
         else:
-            terms.extend(_word_terms(match.group("word"), stem))
+            terms.extend(_stem(stemmer, _unstemmed([match.group("word")])))
     return terms
 
 
-def _stemmer() -> Callable[[str], str]:
+def _stemmer() -> Stemmer.Stemmer:
     """This thread's Snowball English stemmer: a Stemmer must not be used by two threads at once."""
-    stem: Callable[[str], str] | None = getattr(_local, "stem", None)
-    if stem is None:
-        stem = _local.stem = Stemmer.Stemmer("english").stemWord
-    return stem
+    stemmer: Stemmer.Stemmer | None = getattr(_local, "stemmer", None)
+    if stemmer is None:
+        stemmer = _local.stemmer = Stemmer.Stemmer("english")
+    return stemmer
 
 
-def _word_terms(word: str, stem: Callable[[str], str]) -> list[str]:
-    if word in ENGLISH_STOPWORDS:
-        return []
-    if "'" in word:
-        if word.endswith("'s"):
-            word = word[:-2]
-        return [stem(part) for part in word.split("'") if part and part not in ENGLISH_STOPWORDS]
-    return [stem(word)]
+def _unstemmed(words: list[str]) -> list[str]:
+    """The words to stem: stopwords dropped, a trailing possessive "'s" dropped, other
+    apostrophes splitting a word (each part a word of its own)."""
+    kept = [word for word in words if word not in ENGLISH_STOPWORDS]
+    if not any("'" in word for word in kept):
+        return kept
+    parts: list[str] = []
+    for word in kept:
+        if "'" not in word:
+            parts.append(word)
+            continue
+        bare = word.removesuffix("'s")
+        parts.extend(part for part in bare.split("'") if part and part not in ENGLISH_STOPWORDS)
+    return parts
+
+
+def _stem(stemmer: Stemmer.Stemmer, words: list[str]) -> list[str]:
+    stemmed: list[str] = stemmer.stemWords(words)
+    return stemmed
 
 
 def _han_terms(run: str) -> list[str]:
