@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import tiktoken.registry
 
+from ragstream.common.config import ConfigError, load_settings
 from ragstream.common.text.tokens import (
     DEFAULT_ENCODING,
     EncodingUnavailableError,
@@ -71,3 +72,9 @@ def test_count_tokens() -> None:
 
 def test_special_token_text_is_counted_as_text() -> None:
     assert count_tokens("<|endoftext|>") > 1
+
+
+def test_the_chunking_setting_refuses_an_encoding_that_would_download(no_network: None) -> None:
+    with pytest.raises(ConfigError, match=r"chunking\.encoding.*'o200k_base' needs a download"):
+        load_settings(chunking={"encoding": "o200k_base"})
+    assert not tiktoken.registry.ENCODINGS  # refused without loading any encoding

@@ -18,15 +18,28 @@ PUBLISH_BATCH = 256
 
 @contextlib.asynccontextmanager
 async def running_indexer(settings: Settings) -> AsyncIterator[Backends]:
-    """The backends, with both indexing stages running until the block exits."""
+    """The backends, with both indexing stages running until the block exits; entered once
+    the stages consume (their text tools loaded)."""
     async with open_backends(settings) as backends:
-        stop = asyncio.Event()
-        task = asyncio.create_task(run_stages(settings, backends, stop))
+        stop, ready = asyncio.Event(), asyncio.Event()
+        task = asyncio.create_task(run_stages(settings, backends, stop, ready))
         try:
+            await until_ready(ready, task)
             yield backends
         finally:
             stop.set()
             await asyncio.wait_for(task, 120)
+
+
+async def until_ready(ready: asyncio.Event, task: asyncio.Task[None]) -> None:
+    """Waits for `ready`; raises the error of `task` if it ends first."""
+    waiting = asyncio.ensure_future(ready.wait())
+    try:
+        await asyncio.wait({waiting, task}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        waiting.cancel()
+    if task.done():
+        task.result()
 
 
 async def publish(backends: Backends, changes: Iterable[DocumentChange]) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
 class ChunkingConfig(BaseModel):
@@ -37,6 +37,14 @@ class ChunkingConfig(BaseModel):
     def ceiling(self) -> int:
         """The most tokens a chunk may have."""
         return self.max_chunk_tokens or self.chunk_tokens * 4 // 3
+
+    @field_validator("encoding")
+    @classmethod
+    def _offline_encoding(cls, name: str) -> str:
+        from ragstream.common.text.tokens import check_encoding
+
+        check_encoding(name)  # refused here: an encoding that is unknown or needs a download
+        return name
 
     @model_validator(mode="after")
     def _overlap_below_size(self) -> ChunkingConfig:

