@@ -32,9 +32,18 @@ _COLUMNS = (
 )
 
 
+_KINDS = {kind.value: kind for kind in MentionKind}
+"""Kind name -> MentionKind by a dict lookup: calling the enum for each row was most of the
+time stage 2 spent reading mentions. An unknown name still gets the enum's ValueError."""
+
+
+def _kind(name: str) -> MentionKind:
+    return _KINDS.get(name) or MentionKind(name)
+
+
 def _row(m: Mention) -> tuple[object, ...]:
     return (
-        m.workspace, m.chunk_id, m.key, MentionKind(m.kind).value, m.doc_id, m.name,
+        m.workspace, m.chunk_id, m.key, _kind(m.kind).value, m.doc_id, m.name,
         m.source, m.target, m.type, m.description, m.keywords, float(m.weight), m.file_path,
     )  # fmt: skip
 
@@ -45,7 +54,7 @@ def _mention(row: Sequence[object]) -> Mention:
     )
     return Mention(
         workspace=str(workspace), chunk_id=str(chunk_id), doc_id=str(doc_id),
-        kind=MentionKind(str(kind)), key=str(key), name=str(name), source=str(source),
+        kind=_kind(str(kind)), key=str(key), name=str(name), source=str(source),
         target=str(target), type=str(type_), description=str(desc), keywords=str(kw),
         weight=float(weight), file_path=str(path),  # type: ignore[arg-type]
     )  # fmt: skip
