@@ -58,8 +58,21 @@ The host's own speed moves these figures more than most changes do: on 2026-12-0
 code took 8.1-11.6 s of CPU for `six` (24-38 chunks/s), 1.6x the quiet figures above.
 Sampled with py-spy on that host, the openai client was 52% of the event loop's busy time
 for `six` (888 requests); bench_http_client.py measures that cost per request by client.
-openai's aiohttp transport, tried in the pipeline, lowered the event loop's CPU (median 4.0
-against 4.5 s, 5 pairs) but not the wall time (9.55 against 9.45 s).
+
+Later that day (12:25-12:40, a slow spell), against e06a186 (before), paired run by run:
+chat completions and embeddings posted through JsonEndpoint instead of the openai client,
+the analyzer's one-pass path for text without ideographs, and the token encodings and
+jieba loaded before the stages consume (`startup_seconds`, not in the time to current;
+before, jieba loaded on a thread of its own while the first documents were indexed):
+
+    model  run     s to current                    chunks/s
+    six    before  10.04 8.03 9.33 7.83 9.04       33.6 42.0 36.1 43.0 37.3
+    six    after    6.68 5.99 6.07 5.78 6.53       50.5 56.3 55.5 58.3 51.6
+    six    after, startup included (0.69-1.2 s)    44.9 49.9 49.4 52.1 43.6
+    names  before  15.55 16.82                     21.7 20.0
+    names  after   13.99 10.83                     24.1 31.1
+
+The event loop's CPU for `six` fell from 3.67-4.77 s to 2.15-2.81 s. LLM calls unchanged.
 """
 
 from __future__ import annotations
