@@ -100,7 +100,7 @@ def test_terms_are_letters_and_digits(text: str) -> None:
 
 
 @settings(max_examples=80, deadline=None)
-@given(st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",))))
+@given(st.text())
 @example("Don't o'brien's rock'n'roll\u2019s ʼ's")
 def test_text_without_ideographs_gets_the_terms_of_the_word_by_word_path(text: str) -> None:
     # Text without ideographs takes a bulk path; one trailing ideograph sends the same text
