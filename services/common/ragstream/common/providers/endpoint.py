@@ -76,7 +76,7 @@ class JsonEndpoint:
         attempts = self._retry.attempts
         for attempt in range(1, attempts + 1):
             try:
-                return await self._post_once(self.url + path, body)
+                return await self._post_once(path, body)
             except _Retryable as exc:
                 if attempt == attempts:
                     raise self.error(f"{exc} (after {attempts} attempts)", path) from exc
@@ -93,7 +93,8 @@ class JsonEndpoint:
     def error(self, reason: str, path: str = "") -> ProviderError:
         return ProviderError(f"{self.name} at {self.url}{path}: {reason}")
 
-    async def _post_once(self, url: str, body: Mapping[str, object]) -> object:
+    async def _post_once(self, path: str, body: Mapping[str, object]) -> object:
+        url = self.url + path
         try:
             async with self._client().post(url, json=body, proxy=self._proxy) as response:
                 data = await response.read()
@@ -106,13 +107,11 @@ class JsonEndpoint:
         if status in RETRIED_STATUSES or status >= 500:
             raise _Retryable(f"HTTP {status}: {_excerpt(data)}", retry_after)
         if status >= 400:
-            raise self.error(f"HTTP {status}: {_excerpt(data)}", url.removeprefix(self.url))
+            raise self.error(f"HTTP {status}: {_excerpt(data)}", path)
         try:
             return json.loads(data)
         except ValueError as exc:
-            raise self.error(
-                f"the answer is not JSON ({exc}): {_excerpt(data)!r}", url.removeprefix(self.url)
-            ) from exc
+            raise self.error(f"the answer is not JSON ({exc}): {_excerpt(data)!r}", path) from exc
 
     def _client(self) -> aiohttp.ClientSession:
         if self._session is None:
