@@ -102,9 +102,9 @@ def test_terms_are_letters_and_digits(text: str) -> None:
 @settings(max_examples=80, deadline=None)
 @given(st.text())
 @example("Don't o'brien's rock'n'roll\u2019s ʼ's")
-def test_text_without_ideographs_gets_the_terms_of_the_word_by_word_path(text: str) -> None:
-    # Text without ideographs takes a bulk path; one trailing ideograph sends the same text
-    # through the path that analyzes word by word, which must give the same terms before it.
+def test_an_ideograph_run_leaves_the_terms_of_the_text_before_it(text: str) -> None:
+    # Text is analyzed stretch by stretch between ideograph runs: a run added after it
+    # must leave the text's own terms as they were.
     assert analyze(text) == analyze(text + " 中")[:-1]
 
 
