@@ -173,8 +173,7 @@ class OpenAIChat:
                         async for chunk in response:
                             reasons = [c.finish_reason for c in chunk.choices if c.finish_reason]
                             _annotate(call, chunk.model, chunk.id, reasons)
-                            if chunk.usage is not None:
-                                usage = chunk.usage
+                            if (usage := chunk.usage) is not None:
                                 _annotate_usage(call, usage.prompt_tokens, usage.completion_tokens)
                             for choice in chunk.choices:
                                 if choice.delta.content:
@@ -221,10 +220,11 @@ class Reply:
 def parse_completion(payload: object) -> Reply:
     """The first choice of a /chat/completions answer, with the usage it reports (0 when it
     reports none); ValueError when the answer is not one."""
-    choices = payload.get("choices") if isinstance(payload, dict) else None
+    if not isinstance(payload, dict):
+        raise ValueError("the answer has no choices")
+    choices = payload.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise ValueError("the answer has no choices")
-    assert isinstance(payload, dict)
     first = choices[0]
     message = first.get("message")
     if not isinstance(message, dict):
