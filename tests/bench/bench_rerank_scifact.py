@@ -30,7 +30,7 @@ from ragstream.common.metrics import ndcg_at_k, recall_at_k
 from ragstream.common.providers.embedding import build_embedder
 from ragstream.common.providers.rerank import HttpReranker
 from ragstream.common.registry import Opening, open_stores
-from ragstream.query.stages.retrieve import Retriever
+from ragstream.query.search import Retriever
 from ragstream.testing.rerank_server import Bm25Scorer, RerankTestServer, Scorer, TermStats
 
 DEFAULT_DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "scifact"

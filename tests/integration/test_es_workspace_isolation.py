@@ -10,7 +10,7 @@ from ragstream.common.models import Collection, SearchFilter, SearchRecord, rela
 from ragstream.common.providers.embedding import hash_embed
 from ragstream.common.storage.elastic import ElasticSearchStore, IndexLayout, ModelFingerprint
 from ragstream.common.text.analyzer import analyze
-from ragstream.query.stages.retrieve import SearchSpec, hybrid_search
+from ragstream.query.search import SearchSpec, hybrid_search
 
 pytestmark = pytest.mark.integration
 DIM = 64

@@ -3,7 +3,10 @@
 - shared code (services/common) never imports a service or the command line;
 - the two services never import each other; only the command line composes them;
 - a query stage imports nothing of the transport (grpc, the generated stubs, transport/);
-- a storage backend builds no provider.
+- a query stage imports no other stage: what two stages share lives in a module named for it
+  (search, fusion, prompt, citations, reranking);
+- a storage backend builds no provider;
+- the indexer's main only wires: it defines no class.
 
 Every import counts, including those inside functions (lazy imports are still dependencies).
 """
@@ -76,6 +79,23 @@ def test_query_stages_import_nothing_of_the_transport() -> None:
     assert offenders(stages, transport) == []
     for engine_module in ("engine.py", "types.py"):
         assert offenders(PACKAGES["query"] / engine_module, transport) == []
+
+
+def test_query_stages_import_no_other_stage() -> None:
+    stages = PACKAGES["query"] / "stages"
+    found = [
+        offence
+        for path in modules(stages)
+        for offence in offenders(path, ("ragstream.query.stages",))
+    ]
+    assert modules(stages), "no stage modules found"
+    assert found == []
+
+
+def test_the_indexer_main_defines_no_class() -> None:
+    main = PACKAGES["indexer"] / "main.py"
+    tree = ast.parse(main.read_text(), str(main))
+    assert [node.name for node in ast.walk(tree) if isinstance(node, ast.ClassDef)] == []
 
 
 def test_storage_backends_build_no_provider() -> None:

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from ragstream.common.config import QueryDefaults
 from ragstream.common.text.tokens import count_tokens
-from ragstream.query.stages.answer import build_messages, render_prompt
+from ragstream.query.prompt import build_messages, render_prompt
 from ragstream.query.stages.budget import fit_budget, fit_chunks, prompt_bound
 from ragstream.query.transport.convert import query_options
 from ragstream.query.types import (

@@ -12,12 +12,13 @@ from hypothesis import strategies as st
 from ragstream.common.config import ExtractionConfig, LLMConfig
 from ragstream.common.providers.llm import ChatMessage, OpenAIChat
 from ragstream.indexer.stages.extract.llm_calls import CachedChat, cache_key
-from ragstream.indexer.stages.extract.llm_extractor import LLMExtractor, SummaryTooLargeError
+from ragstream.indexer.stages.extract.llm_extractor import LLMExtractor
 from ragstream.indexer.stages.extract.parser import ExtractionFormatError, parse_extraction
 from ragstream.indexer.stages.extract.prompts import extraction_messages, gleaning_messages
 from ragstream.indexer.stages.extract.records import ExtractedEntity, ExtractedRelation
 from ragstream.testing.openai_server import OpenAITestServer
 from ragstream.testing.openai_wire import split_tokens
+from tests.support.chat import MemoryCache, llm_config
 
 CHUNK = (
     "Halvorsen Aquatics launched the Tern S3 in Bergen. The seal of the Tern S3 is made by "
@@ -36,37 +37,10 @@ relation<|#|>Kestrel Polymers<|#|>Tern S3<|#|>supplier<|#|>Kestrel Polymers make
 <|COMPLETE|>"""
 
 
-class MemoryCache:
-    """The CacheStore protocol in a dict."""
-
-    def __init__(self) -> None:
-        self.values: dict[str, str] = {}
-
-    async def get(self, key: str) -> str | None:
-        return self.values.get(key)
-
-    async def put(self, key: str, value: str) -> None:
-        self.values[key] = value
-
-    async def close(self) -> None:
-        return None
-
-
 @pytest.fixture
 async def server() -> AsyncIterator[OpenAITestServer]:
     async with OpenAITestServer() as running:
         yield running
-
-
-def llm_config(server: OpenAITestServer, **overrides: Any) -> LLMConfig:
-    values: dict[str, Any] = {
-        "provider": "openai",
-        "model": "test-chat",
-        "base_url": server.base_url,
-        "api_key": "test",
-        "max_retries": 0,
-    }
-    return LLMConfig.model_validate(values | overrides)
 
 
 @pytest.fixture
@@ -337,91 +311,3 @@ async def test_a_temperature_change_misses_the_cache(
     )
     assert server.log.received["chat"] == 4
     assert len(cache.values) == 4
-
-
-async def test_summary_is_one_cached_call_when_it_fits(
-    server: OpenAITestServer, chat: OpenAIChat
-) -> None:
-    cache = MemoryCache()
-    server.script_replies("Kestrel Polymers makes seals in Aberdeen.")
-    ext = extractor(chat, cache, llm_config(server))
-    descriptions = ["Makes seals.", "Based in Aberdeen.", "Acquired in 2024."]
-    summary = await ext.summarize("Kestrel Polymers", descriptions)
-    assert summary.text == "Kestrel Polymers makes seals in Aberdeen."
-    assert len(summary.cache_keys) == 1
-    user = server.log.bodies["chat"][0]["messages"][-1]["content"]
-    assert "Entity: Kestrel Polymers" in user
-    assert all(f"- {text}" in user for text in descriptions)
-
-    again = await ext.summarize("Kestrel Polymers", descriptions)
-    assert again == summary
-    assert server.log.received["chat"] == 1
-
-
-async def test_the_same_fragments_in_another_order_are_not_summarized_again(
-    server: OpenAITestServer, chat: OpenAIChat
-) -> None:
-    server.script_replies("Kestrel Polymers makes seals in Aberdeen.")
-    ext = extractor(chat, MemoryCache(), llm_config(server))
-    descriptions = ["Makes seals.", "Based in Aberdeen.", "Acquired in 2024."]
-    first = await ext.summarize("Kestrel Polymers", descriptions)
-    again = await ext.summarize("Kestrel Polymers", descriptions[::-1] + descriptions[:1])
-    assert again.text == first.text
-    assert server.log.received["chat"] == 1
-
-
-async def test_summary_of_a_relation_names_both_ends(
-    server: OpenAITestServer, chat: OpenAIChat
-) -> None:
-    server.script_replies("They are related.")
-    ext = extractor(chat, MemoryCache(), llm_config(server))
-    await ext.summarize(("Tern S3", "Kestrel Polymers"), ["a", "b"])
-    user = server.log.bodies["chat"][0]["messages"][-1]["content"]
-    assert "Tern S3" in user and "Kestrel Polymers" in user
-
-
-def _count_fragments(messages: list[dict[str, Any]], body: dict[str, Any]) -> str:
-    listed = [line for line in messages[-1]["content"].splitlines() if line.startswith("- ")]
-    return f"summary of {len(listed)} fragments"
-
-
-async def test_summary_map_reduces_when_the_fragments_exceed_the_context(
-    server: OpenAITestServer, chat: OpenAIChat
-) -> None:
-    server.set_responder(_count_fragments)
-    llm = llm_config(server, context_tokens=700, max_output_tokens=100)
-    cache = MemoryCache()
-    ext = extractor(chat, cache, llm)
-    descriptions = [f"Fragment {i}: " + "the seal failed in cold water " * 6 for i in range(40)]
-    summary = await ext.summarize("Tern S3", descriptions, max_tokens=60)
-
-    calls = server.log.received["chat"]
-    assert calls > 2
-    assert len(summary.cache_keys) == calls
-    assert summary.text.startswith("summary of ")
-    probe = CachedChat(chat, MemoryCache(), "test-chat", llm)
-    for body in server.log.bodies["chat"]:
-        messages = [ChatMessage(m["role"], m["content"]) for m in body["messages"]]
-        assert probe.prompt_tokens(messages) <= llm.context_tokens - llm.max_output_tokens
-    prompts = [body["messages"][-1]["content"] for body in server.log.bodies["chat"]]
-    listed = [line for prompt in prompts for line in prompt.splitlines()]
-    # Every fragment went into exactly one map call; partial summaries were reduced.
-    assert sum(line.startswith("- Fragment") for line in listed) == len(descriptions)
-    assert any(line.startswith("- summary of") for line in listed)
-
-    await ext.summarize("Tern S3", descriptions, max_tokens=60)
-    assert server.log.received["chat"] == calls
-
-
-async def test_summary_of_nothing_makes_no_call(server: OpenAITestServer, chat: OpenAIChat) -> None:
-    summary = await extractor(chat, MemoryCache(), llm_config(server)).summarize("A", ["", " "])
-    assert (summary.text, summary.cache_keys) == ("", ())
-    assert server.log.received["chat"] == 0
-
-
-async def test_summary_refuses_a_context_too_small_for_the_prompt(
-    server: OpenAITestServer, chat: OpenAIChat
-) -> None:
-    llm = llm_config(server, context_tokens=512, max_output_tokens=400)
-    with pytest.raises(SummaryTooLargeError, match="context_tokens"):
-        await extractor(chat, MemoryCache(), llm).summarize("A", ["x"])

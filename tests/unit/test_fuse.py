@@ -1,7 +1,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ragstream.query.stages.fuse import reciprocal_rank_fusion
+from ragstream.query.fusion import reciprocal_rank_fusion
 
 
 def test_item_found_by_both_rankings_beats_single_top_hit() -> None:
@@ -36,7 +36,7 @@ def test_sub_query_rankings_fuse_by_rrf_and_one_ranking_stays_as_it_is() -> None
     import numpy as np
 
     from ragstream.common.models import Hit, SearchRecord
-    from ragstream.query.stages.retrieve import fuse_rankings
+    from ragstream.query.fusion import fuse_rankings
 
     def hits(*ids: str) -> list[Hit]:
         return [

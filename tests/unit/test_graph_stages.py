@@ -8,10 +8,11 @@ from hypothesis import strategies as st
 from ragstream.common.derive import merge, needs_summary, truncated
 from ragstream.common.models import Chunk, GraphEdge, Mention, MentionKind, relation_key
 from ragstream.indexer.stages.extract.mentions import to_mentions
+from ragstream.query.fusion import round_robin
 from ragstream.query.stages.budget import fit
 from ragstream.query.stages.graph import rank_edges
 from ragstream.query.stages.keywords import offline_keywords, parse_keywords
-from ragstream.query.stages.pick import pick_by_weight, round_robin
+from ragstream.query.stages.pick import pick_by_weight
 
 CHUNK = Chunk("c1", "ws", "d1", "text", 10, 0, "d1.md")
 

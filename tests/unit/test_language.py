@@ -20,7 +20,7 @@ from ragstream.common.text.chunking import chunk_text
 from ragstream.common.text.language import ANY, parse_languages, script_shares, served
 from ragstream.indexer.stages.chunk import chunk_document
 from ragstream.indexer.stages.write import write_chunks
-from ragstream.query.stages.retrieve import Retriever, SearchSpec, hybrid_search
+from ragstream.query.search import Retriever, SearchSpec, hybrid_search
 
 EN = frozenset({"en"})
 

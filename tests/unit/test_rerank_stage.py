@@ -11,13 +11,8 @@ import pytest
 
 from ragstream.common.config_rerank import RerankConfig
 from ragstream.common.providers.rerank import HttpReranker
-from ragstream.query.stages.rerank import (
-    SKIPPED_NOTE,
-    LoadSignal,
-    RerankGauge,
-    RerankOutcome,
-    rerank_chunks,
-)
+from ragstream.query.reranking import SKIPPED_NOTE, LoadSignal, RerankGauge
+from ragstream.query.stages.rerank import RerankOutcome, rerank_chunks
 from ragstream.query.types import ContextChunk, Mode, QueryOptions
 from ragstream.testing.rerank_server import RerankTestServer
 

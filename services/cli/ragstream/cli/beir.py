@@ -35,7 +35,7 @@ from ragstream.common.storage.protocols import SearchStore, Stores
 from ragstream.common.text.analyzer import analyze
 from ragstream.indexer.stages.chunk import chunk_document
 from ragstream.indexer.stages.write import write_chunks
-from ragstream.query.stages.retrieve import Retriever, SearchSpec, hybrid_search
+from ragstream.query.search import Retriever, SearchSpec, hybrid_search
 
 WORKSPACE_PREFIX = "beir-"
 """An index lives in the workspace beir-<index key>."""

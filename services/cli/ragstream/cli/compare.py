@@ -24,7 +24,7 @@ from ragstream.cli.beir import BeirData, Ranked, evaluate_beir, scores
 from ragstream.cli.eval_index import SetKind, index_key
 from ragstream.cli.multihop import evaluate_multihop
 from ragstream.common.config import Settings
-from ragstream.query.stages.retrieve import Retriever
+from ragstream.query.search import Retriever
 from ragstream.query.types import Mode
 
 SCHEMA = "ragstream.eval.compare/1"

@@ -263,7 +263,7 @@ def eval_beir(
     config: ConfigOpt = None,
 ) -> None:
     """nDCG@10 and recall@10/@100 of a retriever on a BEIR dataset."""
-    from ragstream.query.stages.retrieve import Retriever
+    from ragstream.query.search import Retriever
 
     chosen = Retriever(_choice("--retriever", retriever, tuple(Retriever)))
     from ragstream.cli.beir import DatasetError, open_dataset, run_beir  # the slow imports

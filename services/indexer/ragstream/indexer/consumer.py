@@ -19,7 +19,7 @@ import logging
 import time
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Generic, Protocol, TypeVar, runtime_checkable
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from opentelemetry import trace
 from opentelemetry.trace import Span
@@ -232,3 +232,11 @@ def document_consumer(
         return decode(record, cfg.max_document_bytes)
 
     return KeyedConsumer(consumer, publisher, dead_letter_topic, decode_change, apply, cfg)
+
+
+def abandon_on_rebalance(keyed: ConsumeLoop[Any, Any]) -> None:
+    """A Kafka group member abandons its batch when a rebalance cannot wait for it (the
+    embedded log has one member and no rebalances)."""
+    on_abandon = getattr(keyed.consumer, "on_abandon", None)
+    if on_abandon is not None:
+        on_abandon(keyed.abandon_in_flight)

@@ -28,6 +28,7 @@ from ragstream.common.storage.protocols import DocumentStore, SearchStore
 from ragstream.common.telemetry import annotate, mark_failed, own, span
 from ragstream.indexer.errors import DocumentError
 from ragstream.indexer.stages.chunk import chunk_document, diff_chunks
+from ragstream.indexer.stages.extract.mentions import MentionExtraction
 from ragstream.indexer.stages.extract.parser import ExtractionFormatError
 from ragstream.indexer.stages.ledger import Ledger
 from ragstream.indexer.stages.write import refresh_chunk_metadata, write_chunks
@@ -58,12 +59,14 @@ class DocumentIndexer:
         search: SearchStore,
         embedder: Embedder,
         chunking: ChunkingConfig,
+        extract: MentionExtraction,
         ledger: Ledger,
     ) -> None:
         self._docs = docs
         self._search = search
         self._embedder = embedder
         self._chunking = chunking
+        self._extract_mentions = extract
         self._ledger = ledger
 
     async def apply(self, change: DocumentChange) -> DocumentRecord | None:
@@ -168,7 +171,7 @@ class DocumentIndexer:
     async def _extract(self, added: Sequence[Chunk]) -> list[list[Mention]]:
         try:
             with span("extract", attributes=own(chunks=len(added))) as current:
-                extracted = await self._ledger.extract(added)
+                extracted = await self._extract_mentions(added)
                 annotate(current, mentions=sum(len(m) for m in extracted))
                 return extracted
         except (ProviderError, ExtractionFormatError) as exc:

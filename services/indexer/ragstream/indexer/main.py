@@ -9,15 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
 
-from ragstream.common.bus.progress import indexing_progress
 from ragstream.common.bus.topics import merge_group
 from ragstream.common.config import Settings
 from ragstream.common.events import DocumentChange, MergeKey, decode_merge
 from ragstream.common.health import HealthServer
-from ragstream.common.models import Chunk, Mention
 from ragstream.common.providers.llm import ChatModel
 from ragstream.common.providers.scheduler import Priority
 from ragstream.common.registry import Backends, open_backends
@@ -26,37 +22,20 @@ from ragstream.common.storage.protocols import CacheStore
 from ragstream.common.telemetry import telemetry_session
 from ragstream.common.text.analyzer import load_segmenter
 from ragstream.common.text.tokens import DEFAULT_ENCODING, encoding
+from ragstream.indexer.backlog import documents_drained
 from ragstream.indexer.batch_consumer import BatchConsumer
-from ragstream.indexer.consumer import ConsumeLoop, KeyedConsumer, document_consumer
+from ragstream.indexer.consumer import KeyedConsumer, abandon_on_rebalance, document_consumer
 from ragstream.indexer.documents import DocumentIndexer
 from ragstream.indexer.stages.extract.llm_extractor import LLMExtractor
-from ragstream.indexer.stages.extract.mentions import to_mentions
-from ragstream.indexer.stages.extract.names import entity_key
+from ragstream.indexer.stages.extract.mentions import MentionExtraction
 from ragstream.indexer.stages.extract.nlp_extractor import NLPExtractor
 from ragstream.indexer.stages.extract.records import Extractor
-from ragstream.indexer.stages.ledger import ExtractMentions, Ledger
-from ragstream.indexer.stages.merge import (
-    GraphMerger,
-    MergeConfig,
-    Summarizer,
-    TruncatingSummarizer,
-)
+from ragstream.indexer.stages.ledger import Ledger
+from ragstream.indexer.stages.merge import GraphMerger, MergeConfig
+from ragstream.indexer.stages.summarize import LLMSummarizer, Summarizer, TruncatingSummarizer
 
 log = logging.getLogger(__name__)
-SETTLE_POLL_S = 0.2
 Stages = tuple[KeyedConsumer[DocumentChange], BatchConsumer[MergeKey]]
-
-
-class LLMSummarizer:
-    """Stage 2's summaries by the LLM extractor (cached, map-reduce when long)."""
-
-    def __init__(self, extractor: LLMExtractor) -> None:
-        self._extractor = extractor
-        self.name = extractor.name
-
-    async def summarize(self, label: str, fragments: Sequence[str], max_tokens: int) -> str:
-        result = await self._extractor.summarize(label, fragments, max_tokens=max_tokens)
-        return result.text
 
 
 def build_extractor(
@@ -65,42 +44,9 @@ def build_extractor(
     """The LLM extractor when an LLM is configured, else the offline NLP extractor."""
     if chat is None:
         return NLPExtractor(), TruncatingSummarizer()
-    llm = LLMExtractor(chat, cache, settings.llm.model, settings.extraction, settings.llm)
-    return llm, LLMSummarizer(llm)
-
-
-def mention_extractor(extractor: Extractor) -> ExtractMentions:
-    async def extract(chunk: Chunk) -> list[Mention]:
-        result = await extractor.extract(chunk.content)
-        return to_mentions(chunk, result.entities, result.relations, entity_key)
-
-    return extract
-
-
-def documents_drained(
-    settings: Settings, backends: Backends
-) -> Callable[[asyncio.Event], Awaitable[None]]:
-    """Waits (at most indexer.merge_settle_s) until stage 1 has committed everything queued,
-    so that a burst of documents touching one key merges it once."""
-    limit_s = settings.indexer.merge_settle_s
-
-    async def settle(stop: asyncio.Event) -> None:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + limit_s
-        # Polls: committed offsets live in the bus, which signals nothing when they move.
-        while not stop.is_set() and loop.time() < deadline:
-            try:
-                progress = await indexing_progress(
-                    backends.bus, backends.topics, settings.bus.group_id
-                )
-            except Exception as exc:  # noqa: BLE001 - only an optimization: merge now instead
-                log.debug("document backlog unknown (%s); merging without waiting", exc)
-                return
-            if progress.documents == 0:
-                return
-            await asyncio.sleep(SETTLE_POLL_S)
-
-    return settle
+    model, extraction = settings.llm.model, settings.extraction
+    llm = LLMExtractor(chat, cache, model, extraction, settings.llm)
+    return llm, LLMSummarizer(chat, cache, model, settings.llm, language=extraction.language)
 
 
 def build_stages(settings: Settings, backends: Backends) -> Stages:
@@ -112,19 +58,13 @@ def build_stages(settings: Settings, backends: Backends) -> Stages:
         backends.providers,
     )
     extractor, summarizer = build_extractor(settings, stores.cache, providers.chat)
-    ledger = Ledger(
-        stores.mentions,
-        mention_extractor(extractor),
-        bus.publisher,
-        topics.graph_merge,
-        settings.indexer.concurrency,
-    )
     indexer = DocumentIndexer(
         stores.docs,
         stores.search,
         providers.embeddings.view(Priority.INDEXING),
         settings.chunking,
-        ledger,
+        MentionExtraction(extractor, settings.indexer.concurrency),
+        Ledger(stores.mentions, bus.publisher, topics.graph_merge),
     )
     documents = document_consumer(
         bus.consumer(settings.bus.group_id, [topics.documents]),
@@ -148,7 +88,9 @@ def build_stages(settings: Settings, backends: Backends) -> Stages:
         decode_merge,
         merger.apply_batch,
         settings.indexer.model_copy(update={"batch_size": settings.indexer.merge_batch_size}),
-        settle=documents_drained(settings, backends),
+        settle=documents_drained(
+            bus, topics, settings.bus.group_id, settings.indexer.merge_settle_s
+        ),
     )
     return documents, merges
 
@@ -184,14 +126,6 @@ def load_text_tools(settings: Settings) -> None:
     for name in {settings.chunking.encoding, DEFAULT_ENCODING}:
         encoding(name)
     load_segmenter()
-
-
-def abandon_on_rebalance(keyed: ConsumeLoop[Any, Any]) -> None:
-    """A Kafka group member abandons its batch when a rebalance cannot wait for it (the
-    embedded log has one member and no rebalances)."""
-    on_abandon = getattr(keyed.consumer, "on_abandon", None)
-    if on_abandon is not None:
-        on_abandon(keyed.abandon_in_flight)
 
 
 async def run_indexer(settings: Settings, health_listen: str) -> None:

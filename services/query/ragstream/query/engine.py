@@ -28,12 +28,9 @@ from ragstream.common.providers.llm import ChatMessage, ChatModel
 from ragstream.common.storage.protocols import Stores
 from ragstream.common.text.analyzer import analyze
 from ragstream.common.timing import StageTimer
-from ragstream.query.stages.answer import (
-    NO_CONTEXT_ANSWER,
-    build_messages,
-    extractive_answer,
-    render_prompt,
-)
+from ragstream.query.prompt import build_messages, render_prompt
+from ragstream.query.reranking import Reranking
+from ragstream.query.stages.answer import NO_CONTEXT_ANSWER, extractive_answer
 from ragstream.query.stages.budget import BudgetStage
 from ragstream.query.stages.embed import EmbedStage
 from ragstream.query.stages.filter import FilterStage
@@ -41,7 +38,7 @@ from ragstream.query.stages.graph import EntitySearch, RelationSearch
 from ragstream.query.stages.keywords import KeywordStage
 from ragstream.query.stages.merge import MergeSources
 from ragstream.query.stages.pick import GraphChunks
-from ragstream.query.stages.rerank import Reranking, RerankStage
+from ragstream.query.stages.rerank import RerankStage
 from ragstream.query.stages.retrieve import ChunkSearch
 from ragstream.query.stages.rewrite import RewriteStage
 from ragstream.query.types import Mode, QueryInput, QueryState, Retrieval, Stage

@@ -19,7 +19,7 @@ from ragstream.common.providers.embedding import Embedder
 from ragstream.common.storage.protocols import GraphStore, SearchStore
 from ragstream.common.text.analyzer import analyze
 from ragstream.query.neighbourhood import Reached, next_ring, ranked
-from ragstream.query.stages.retrieve import SearchSpec, hybrid_search
+from ragstream.query.search import SearchSpec, hybrid_search
 
 MAX_SOURCE_CHUNKS = 20
 """Source chunks returned with an entity or relation."""

@@ -18,7 +18,7 @@ from ragstream.common.registry import Backends
 from ragstream.common.text.analyzer import preload_segmenter
 from ragstream.query.engine import QueryEngine
 from ragstream.query.graph_api import GraphReader
-from ragstream.query.stages.rerank import RerankGauge, Reranking
+from ragstream.query.reranking import RerankGauge, Reranking
 from ragstream.query.transport.auth import (
     build_authenticator,
     server_credentials,

@@ -13,8 +13,7 @@ already sees the document as it is now.
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 
 from ragstream.common.bus.protocols import Publisher
 from ragstream.common.bus.spans import producer_span
@@ -23,28 +22,17 @@ from ragstream.common.models import Chunk, Mention, is_relation_key
 from ragstream.common.storage.protocols import MentionStore
 from ragstream.common.telemetry import trace_headers
 
-ExtractMentions = Callable[[Chunk], Awaitable[list[Mention]]]
-"""Extraction of one chunk, already turned into mentions (see stages/mentions.py)."""
-
 
 class Ledger:
     def __init__(
         self,
         mentions: MentionStore,
-        extract: ExtractMentions,
         publisher: Publisher,
         merge_topic: str,
-        concurrency: int = 4,
     ) -> None:
         self._mentions = mentions
-        self._extract = extract
         self._publisher = publisher
         self._topic = merge_topic
-        self._slots = asyncio.Semaphore(concurrency)
-
-    async def extract(self, added: Sequence[Chunk]) -> list[list[Mention]]:
-        """The added chunks' mentions, in chunk order; nothing is written yet."""
-        return list(await asyncio.gather(*(self._extract_one(chunk) for chunk in added)))
 
     async def record(
         self, workspace: str, added: Sequence[Chunk], extracted: Sequence[list[Mention]]
@@ -55,10 +43,6 @@ class Ledger:
             await self._mentions.replace_chunk_mentions(workspace, chunk.id, mentions)
             touched.update(m.key for m in mentions)
         return touched
-
-    async def _extract_one(self, chunk: Chunk) -> list[Mention]:
-        async with self._slots:
-            return await self._extract(chunk)
 
     async def keys_of(self, workspace: str, chunk_ids: Sequence[str]) -> set[str]:
         return await self._mentions.keys_of_chunks(workspace, chunk_ids)

@@ -20,12 +20,11 @@ import asyncio
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Protocol
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 
-from ragstream.common.derive import Draft, joined, merge, needs_summary, truncated
+from ragstream.common.derive import Draft, joined, merge, needs_summary
 from ragstream.common.events import MergeKey
 from ragstream.common.models import (
     Collection,
@@ -39,23 +38,7 @@ from ragstream.common.providers.embedding import Embedder
 from ragstream.common.storage.protocols import GraphStore, MentionStore, SearchStore
 from ragstream.common.telemetry import annotate, own, span
 from ragstream.indexer.stages.merge_records import Merged, embedding_text, merged
-
-
-class Summarizer(Protocol):
-    name: str
-
-    async def summarize(self, label: str, fragments: Sequence[str], max_tokens: int) -> str:
-        """One description from many fragments, at most about max_tokens long."""
-        ...
-
-
-class TruncatingSummarizer:
-    """Offline: keeps the fragments in order while they fit (no LLM, no invented text)."""
-
-    name = "truncate"
-
-    async def summarize(self, label: str, fragments: Sequence[str], max_tokens: int) -> str:
-        return truncated(fragments, max_tokens)
+from ragstream.indexer.stages.summarize import Summarizer
 
 
 @dataclass(frozen=True, slots=True)

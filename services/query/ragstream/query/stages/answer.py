@@ -1,4 +1,4 @@
-"""Answer stage: the LLM prompt with numbered references, or an extractive answer offline.
+"""Answer stage: the extractive answer offline (the LLM prompt is in query/prompt.py).
 
 The extractive answerer is the offline default (no LLM configured): it quotes the context
 sentences that share the most query terms, each with its reference, and says that it is
@@ -10,75 +10,15 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ragstream.common.providers.llm import ChatMessage
 from ragstream.common.text.analyzer import analyze
 from ragstream.query.types import (
     ContextChunk,
-    ContextEntity,
-    ContextRelation,
-    QueryOptions,
-    Retrieval,
 )
 
 EXTRACTIVE_HEADER = "Extractive answer (no LLM configured), quoted from the best-matching sources:"
 NO_CONTEXT_ANSWER = "I could not find anything in the indexed documents about this question."
 REFERRING_PRONOUNS = frozenset({"It", "Its", "He", "His", "She", "Her", "They", "Their", "This"})
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？；])\s+|(?<=[。！？；])|\n{2,}")
-
-SYSTEM_PROMPT = """You are ragstream's answering assistant. Answer the user's question using only \
-the context below, which was retrieved from the user's documents.
-
-Rules:
-- Use only facts stated in the context; if it does not contain the answer, say so plainly.
-- Cite the sources you use as [n], where n is a reference number from the reference list.
-- Answer in the language of the question.
-- Format: {response_type}.
-{user_prompt}
----Context: entities (knowledge graph)---
-{entities}
-
----Context: relations (knowledge graph)---
-{relations}
-
----Context: document chunks---
-{chunks}
-
----References---
-{references}
-"""
-
-
-def entity_line(e: ContextEntity) -> str:
-    return f"- {e.name} ({e.type or 'unknown'}): {e.description}"
-
-
-def relation_line(r: ContextRelation) -> str:
-    return f"- {r.source} <-> {r.target} [{r.keywords}]: {r.description}"
-
-
-def build_messages(
-    query: str,
-    retrieval: Retrieval,
-    options: QueryOptions,
-) -> list[ChatMessage]:
-    """System prompt with the context, then the conversation history, then the question."""
-    chunks, references = retrieval.chunks, retrieval.references
-    chunk_text = "\n\n".join(f"[{c.reference_id}] {c.content}" for c in chunks)
-    reference_text = "\n".join(f"[{r.reference_id}] {r.file_path or r.doc_id}" for r in references)
-    extra = f"- {options.user_prompt}\n" if options.user_prompt else ""
-    system = SYSTEM_PROMPT.format(
-        response_type=options.response_type,
-        user_prompt=extra,
-        entities="\n".join(entity_line(e) for e in retrieval.entities) or "(none)",
-        relations="\n".join(relation_line(r) for r in retrieval.relations) or "(none)",
-        chunks=chunk_text or "(no matching chunks)",
-        references=reference_text or "(none)",
-    )
-    return [ChatMessage("system", system), *options.history, ChatMessage("user", query)]
-
-
-def render_prompt(messages: Sequence[ChatMessage]) -> str:
-    return "\n\n".join(f"<{m.role}>\n{m.content}" for m in messages)
 
 
 def split_sentences(text: str) -> list[str]:

@@ -15,8 +15,8 @@ from opentelemetry.trace import Span
 
 from ragstream.common.telemetry import annotate
 from ragstream.common.text.tokens import count_tokens
-from ragstream.query.stages.answer import build_messages, entity_line, relation_line, render_prompt
-from ragstream.query.stages.merge import cite
+from ragstream.query.citations import cite
+from ragstream.query.prompt import build_messages, entity_line, relation_line, render_prompt
 from ragstream.query.types import ContextChunk, QueryState, Retrieval
 
 T = TypeVar("T")

@@ -29,8 +29,8 @@ from ragstream.common.models import (
 from ragstream.common.storage.protocols import Stores
 from ragstream.common.telemetry import annotate, own, span
 from ragstream.common.text.analyzer import analyze
-from ragstream.query.stages.pick import round_robin
-from ragstream.query.stages.retrieve import SearchSpec, hybrid_search
+from ragstream.query.fusion import round_robin
+from ragstream.query.search import SearchSpec, hybrid_search
 from ragstream.query.types import ContextEntity, ContextRelation, QueryState
 
 FILTERED_DESCRIPTION_TOKENS = 600

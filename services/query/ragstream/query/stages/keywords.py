@@ -20,7 +20,7 @@ from ragstream.common.storage.protocols import CacheStore, SearchStore
 from ragstream.common.telemetry import annotate
 from ragstream.common.text.analyzer import CHINESE_STOPWORDS, ENGLISH_STOPWORDS, analyze
 from ragstream.common.text.names import name_pattern
-from ragstream.query.stages.retrieve import SearchSpec, hybrid_search
+from ragstream.query.search import SearchSpec, hybrid_search
 from ragstream.query.types import Keywords, Mode, QueryState
 
 NO_KEYWORDS_NOTE = "no usable keywords: the question names nothing the index could look up"

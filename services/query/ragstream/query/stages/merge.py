@@ -4,17 +4,17 @@ source documents numbered in order of first appearance."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from opentelemetry.trace import Span
 
 from ragstream.common.models import SearchRecord
 from ragstream.common.storage.protocols import SearchStore
 from ragstream.common.telemetry import annotate
 from ragstream.common.text.tokens import count_tokens
-from ragstream.query.stages.pick import chunk_records, round_robin
-from ragstream.query.stages.rerank import SKIPPED_NOTE, Reranking
-from ragstream.query.types import ContextChunk, QueryState, Reference
+from ragstream.query.citations import cite
+from ragstream.query.fusion import round_robin
+from ragstream.query.reranking import SKIPPED_NOTE, Reranking
+from ragstream.query.search import chunk_records
+from ragstream.query.types import ContextChunk, QueryState
 
 
 class MergeSources:
@@ -52,15 +52,3 @@ def context_chunk(record: SearchRecord, score: float) -> ContextChunk:
     path = str(record.attrs.get("file_path", ""))
     tokens = int(record.attrs.get("tokens", 0)) or count_tokens(record.text)
     return ContextChunk(record.id, doc_id, path, record.text, score, tokens)
-
-
-def cite(chunks: list[ContextChunk]) -> tuple[list[ContextChunk], list[Reference]]:
-    """(Re)numbers the chunks' documents in order of first appearance."""
-    refs: dict[str, Reference] = {}
-    cited = []
-    for chunk in chunks:
-        ref = refs.setdefault(
-            chunk.doc_id, Reference(str(len(refs) + 1), chunk.doc_id, chunk.file_path)
-        )
-        cited.append(replace(chunk, reference_id=ref.reference_id))
-    return cited, list(refs.values())

@@ -16,38 +16,14 @@ from typing import TypeVar
 import numpy as np
 from opentelemetry.trace import Span
 
-from ragstream.common.models import Collection, SearchRecord
+from ragstream.common.models import Collection
 from ragstream.common.storage.protocols import SearchStore
 from ragstream.common.telemetry import annotate
+from ragstream.query.fusion import round_robin
+from ragstream.query.search import chunk_records
 from ragstream.query.types import QueryState
 
 T = TypeVar("T", bound=Hashable)
-
-
-def round_robin(sources: Sequence[Sequence[T]]) -> list[T]:
-    """One from each source in turn, each turn the source's best item not taken yet, until
-    every source is used up.
-
-    A source whose next item another source already gave contributes its next new one in
-    that turn rather than nothing: when the chunk search and an entity agree on the top
-    chunk, the entity's second chunk (often the passage about a related entity, the second
-    hop) gets the place.
-    """
-    merged: dict[T, None] = {}
-    positions = [0] * len(sources)
-    while True:
-        moved = False
-        for index, source in enumerate(sources):
-            position = positions[index]
-            while position < len(source) and source[position] in merged:
-                position += 1
-            if position < len(source):
-                merged[source[position]] = None
-                position += 1
-                moved = True
-            positions[index] = position
-        if not moved:
-            return list(merged)
 
 
 def pick_by_weight(per_hit: Sequence[Sequence[str]], per_item: int) -> list[list[str]]:
@@ -84,12 +60,6 @@ def pick_chunks(
     if not any(picked):
         picked = pick_by_weight(kept, per_item)
     return round_robin(picked)
-
-
-async def chunk_records(
-    store: SearchStore, workspace: str, ids: Sequence[str]
-) -> dict[str, SearchRecord]:
-    return {r.id: r for r in await store.get(Collection.CHUNKS, workspace, list(ids))}
 
 
 class GraphChunks:

@@ -12,8 +12,7 @@ for a fraction of the cost.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from opentelemetry.trace import Span
@@ -23,52 +22,8 @@ from ragstream.common.instruments import record_rerank_degraded
 from ragstream.common.providers import ProviderError
 from ragstream.common.providers.rerank import Reranker
 from ragstream.common.telemetry import annotate
+from ragstream.query.reranking import SKIPPED_NOTE, LoadSignal, Reranking
 from ragstream.query.types import ContextChunk, QueryOptions, QueryState
-
-SKIPPED_NOTE = "rerank skipped: no reranker configured"
-
-
-@dataclass(frozen=True, slots=True)
-class LoadSignal:
-    """How busy the process is when a rerank starts."""
-
-    in_flight: int = 0
-    """Reranks already running or waiting in this process (this one not counted)."""
-    seconds_left: float | None = None
-    """Time left before the query's deadline; None: the query has no deadline."""
-
-
-class RerankGauge:
-    """Counts the reranks in flight in one process: its queue depth, for `LoadSignal`.
-
-    One per query service, owned by whoever runs the query pipeline:
-
-        with gauge.track(seconds_left) as load:
-            outcome = await rerank_chunks(reranker, query, chunks, options, load, cfg)
-    """
-
-    def __init__(self) -> None:
-        self.in_flight = 0
-
-    @contextlib.contextmanager
-    def track(self, seconds_left: float | None = None) -> Iterator[LoadSignal]:
-        signal = LoadSignal(self.in_flight, seconds_left)
-        self.in_flight += 1
-        try:
-            yield signal
-        finally:
-            self.in_flight -= 1
-
-
-@dataclass(frozen=True, slots=True)
-class Reranking:
-    """The reranker with its settings and this process's in-flight gauge."""
-
-    reranker: Reranker
-    cfg: RerankConfig
-    gauge: RerankGauge
-    pool: int = 50
-    """Chunks offered to the reranker (it keeps chunk_top_k of them)."""
 
 
 @dataclass(frozen=True, slots=True)

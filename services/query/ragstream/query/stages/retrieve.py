@@ -1,97 +1,18 @@
-"""Hybrid search over one collection: BM25 and dense run concurrently, fused by RRF.
-
-Filters go into both searches (inside the search, never after), and dense hits below the
-cosine threshold are dropped before fusion, so a weak vector neighbour cannot ride in on
-its rank alone. A query the embedder does not serve has a zero vector (its language is not
-the embedder's: providers/gate.py); the search is then BM25 alone, whatever the retriever.
-"""
+"""Chunk search stage: the query (and its sub-queries) against the chunks, hybrid."""
 
 from __future__ import annotations
 
 import asyncio
-import enum
-from collections.abc import Sequence
-from dataclasses import dataclass
 
-import numpy as np
 from opentelemetry.trace import Span
 
-from ragstream.common.models import Collection, Hit, SearchFilter, Vector
+from ragstream.common.models import Collection, Hit, Vector
 from ragstream.common.storage.protocols import SearchStore
-from ragstream.common.telemetry import annotate, own, span
+from ragstream.common.telemetry import annotate
 from ragstream.common.text.analyzer import analyze
-from ragstream.query.stages.fuse import reciprocal_rank_fusion
+from ragstream.query.fusion import fuse_rankings
+from ragstream.query.search import SearchSpec, hybrid_search
 from ragstream.query.types import QueryState
-
-
-class Retriever(enum.StrEnum):
-    BM25 = "bm25"
-    DENSE = "dense"
-    HYBRID = "hybrid"
-
-
-@dataclass(frozen=True, slots=True)
-class SearchSpec:
-    workspace: str
-    terms: Sequence[str]
-    vector: Vector | None
-    search_filter: SearchFilter
-    candidates: int
-    """Hits each search contributes before fusion."""
-    limit: int
-    rrf_k: int = 60
-    min_cosine: float = -1.0
-    retriever: Retriever = Retriever.HYBRID
-
-
-async def hybrid_search(store: SearchStore, collection: Collection, spec: SearchSpec) -> list[Hit]:
-    """The fused hits, best first, each scored by its RRF score."""
-    attributes = own(collection=collection.value, retriever=spec.retriever.value)
-    with span("hybrid_search", attributes=attributes) as current:
-        lexical, dense = await asyncio.gather(
-            _lexical(store, collection, spec), _dense(store, collection, spec)
-        )
-        hits = _combine(lexical, dense, spec)
-        annotate(current, lexical_hits=len(lexical), dense_hits=len(dense), hits=len(hits))
-        return hits
-
-
-def has_direction(vector: Vector | None) -> bool:
-    """False for no vector and for the zero vector of a text the embedder does not serve."""
-    return vector is not None and bool(np.any(vector))
-
-
-def _combine(lexical: list[Hit], dense: list[Hit], spec: SearchSpec) -> list[Hit]:
-    if spec.retriever is Retriever.BM25 or not has_direction(spec.vector):
-        return lexical[: spec.limit]
-    if spec.retriever is Retriever.DENSE:
-        return dense[: spec.limit]
-    by_id = {hit.record.id: hit.record for hit in (*lexical, *dense)}
-    fused = reciprocal_rank_fusion(
-        [[hit.record.id for hit in lexical], [hit.record.id for hit in dense]], k=spec.rrf_k
-    )
-    return [Hit(by_id[rid], score) for rid, score in fused[: spec.limit]]
-
-
-async def _lexical(store: SearchStore, collection: Collection, spec: SearchSpec) -> list[Hit]:
-    if not spec.terms or (spec.retriever is Retriever.DENSE and has_direction(spec.vector)):
-        return []
-    return await store.search_terms(
-        collection, spec.workspace, spec.terms, spec.search_filter, spec.candidates
-    )
-
-
-async def _dense(store: SearchStore, collection: Collection, spec: SearchSpec) -> list[Hit]:
-    if spec.retriever is Retriever.BM25 or spec.vector is None or not np.any(spec.vector):
-        return []
-    return await store.search_vector(
-        collection,
-        spec.workspace,
-        spec.vector,
-        spec.search_filter,
-        spec.candidates,
-        min_score=spec.min_cosine,
-    )
 
 
 class ChunkSearch:
@@ -130,13 +51,3 @@ class ChunkSearch:
             o.cosine_threshold,
         )
         return await hybrid_search(self._store, Collection.CHUNKS, spec)
-
-
-def fuse_rankings(rankings: Sequence[list[Hit]], limit: int, rrf_k: int) -> list[Hit]:
-    """One ranking as it is; several (the question and its sub-queries) fused by RRF."""
-    if len(rankings) == 1:
-        return rankings[0]
-    by_id = {hit.record.id: hit.record for ranking in rankings for hit in ranking}
-    ids = [[hit.record.id for hit in ranking] for ranking in rankings]
-    fused = reciprocal_rank_fusion(ids, k=rrf_k)[:limit]
-    return [Hit(by_id[rid], score) for rid, score in fused]

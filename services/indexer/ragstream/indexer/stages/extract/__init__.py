@@ -1,10 +1,10 @@
 """Stage 1, step 6: entities and relations of a chunk, by an LLM or by the offline NLP extractor.
 
-Both extractors implement `Extractor` and return an `ExtractionResult`; the LLM extractor
-also summarizes merged descriptions for stage 2.
+Both extractors implement `Extractor` and return an `ExtractionResult` (stage 2's summaries
+are in `stages/summarize.py`).
 """
 
-from ragstream.indexer.stages.extract.llm_extractor import LLMExtractor, SummaryResult
+from ragstream.indexer.stages.extract.llm_extractor import LLMExtractor
 from ragstream.indexer.stages.extract.names import clean_name, entity_key, valid_entity_type
 from ragstream.indexer.stages.extract.nlp_extractor import NLPExtractor, extract_offline
 from ragstream.indexer.stages.extract.parser import (
@@ -29,7 +29,6 @@ __all__ = [
     "LLMExtractor",
     "NLPExtractor",
     "ParseResult",
-    "SummaryResult",
     "clean_name",
     "entity_key",
     "extract_offline",

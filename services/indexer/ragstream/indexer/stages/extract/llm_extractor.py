@@ -1,4 +1,4 @@
-"""The LLM extractor: one extraction call per chunk plus gleaning, and description summaries.
+"""The LLM extractor: one extraction call per chunk plus gleaning.
 
 Gleaning continues the conversation ("some entities and relations were missed") up to
 `max_gleaning` times, by `extraction.gleaning` policy: `adaptive` (the default) only after
@@ -16,10 +16,6 @@ remember them and a re-index of unchanged text makes no call.
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Sequence
-from dataclasses import dataclass
-
 from ragstream.common.config import ExtractionConfig, LLMConfig
 from ragstream.common.providers.llm import ChatMessage, ChatModel
 from ragstream.common.storage.protocols import CacheStore
@@ -34,7 +30,6 @@ from ragstream.indexer.stages.extract.parser import (
 from ragstream.indexer.stages.extract.prompts import (
     extraction_messages,
     gleaning_messages,
-    summary_messages,
 )
 from ragstream.indexer.stages.extract.records import (
     ExtractionResult,
@@ -42,26 +37,9 @@ from ragstream.indexer.stages.extract.records import (
     merge_relations,
 )
 
-DEFAULT_SUMMARY_TOKENS = 600
-"""Target length of a merged description (LightRAG's default)."""
-_ITEM_OVERHEAD_TOKENS = 3
-"""The "- " and the line break around each description in the summary prompt."""
-_MIN_SUMMARY_BUDGET = 64
-
-
-class SummaryTooLargeError(ValueError):
-    """The context window cannot hold even two description fragments beside the prompt."""
-
-
-@dataclass(frozen=True, slots=True)
-class SummaryResult:
-    text: str
-    cache_keys: tuple[str, ...]
-    """Cache keys of every call: the map calls, then the reduce calls, the final one last."""
-
 
 class LLMExtractor:
-    """Entities and relations by an LLM; `summarize` serves the merge stage."""
+    """Entities and relations by an LLM."""
 
     def __init__(
         self,
@@ -129,40 +107,6 @@ class LLMExtractor:
             return True
         return looks_incomplete(last.complete, cut, entities, candidate_names(text))
 
-    async def summarize(
-        self,
-        name_or_pair: str | tuple[str, str],
-        descriptions: Sequence[str],
-        *,
-        max_tokens: int = DEFAULT_SUMMARY_TOKENS,
-    ) -> SummaryResult:
-        """One description from many, by an LLM; map-reduce when they exceed the context.
-
-        Fragments are packed in order into groups that fit the context; each group is
-        summarized (map), and the partial summaries are summarized again (reduce) until one
-        call holds them all. A fragment longer than half the room is truncated, so every
-        round at least halves the number of texts.
-        """
-        # A canonical order: the same set of fragments gives the same prompts, so a set that was
-        # summarized before is served by the cache whatever order its mentions came in.
-        texts = sorted({text for text in descriptions if text.strip()})
-        if not texts:
-            return SummaryResult("", ())
-        budget = self._summary_budget(name_or_pair, max_tokens)
-        keys: list[str] = []
-        while True:
-            groups = self._pack(texts, budget)
-            if len(groups) == 1:
-                text, key = await self._summary_call(name_or_pair, groups[0], max_tokens)
-                return SummaryResult(text, (*keys, key))
-            async with asyncio.TaskGroup() as group:
-                tasks = [
-                    group.create_task(self._summary_call(name_or_pair, part, max_tokens))
-                    for part in groups
-                ]
-            texts = [task.result()[0] for task in tasks]
-            keys.extend(task.result()[1] for task in tasks)
-
     async def _glean(
         self, conversation: list[ChatMessage], round_number: int, warnings: list[str]
     ) -> tuple[Reply, ParseResult] | None:
@@ -175,42 +119,3 @@ class LLMExtractor:
         await self._calls.remember(reply)
         warnings.extend(f"gleaning pass {round_number}: {w}" for w in parsed.warnings)
         return reply, parsed
-
-    async def _summary_call(
-        self,
-        name_or_pair: str | tuple[str, str],
-        texts: Sequence[str],
-        max_tokens: int,
-    ) -> tuple[str, str]:
-        messages = summary_messages(name_or_pair, texts, max_tokens, self._cfg.language)
-        reply = await self._calls.ask(messages)
-        text = reply.text.strip()
-        if not text:
-            raise ExtractionFormatError(f"the model returned an empty summary of {name_or_pair!r}")
-        await self._calls.remember(reply)
-        return text, reply.key
-
-    def _summary_budget(self, name_or_pair: str | tuple[str, str], max_tokens: int) -> int:
-        """Tokens left for the descriptions once the prompt itself is counted."""
-        empty = summary_messages(name_or_pair, [], max_tokens, self._cfg.language)
-        budget = self._calls.input_budget - self._calls.prompt_tokens(empty)
-        if budget < _MIN_SUMMARY_BUDGET:
-            raise SummaryTooLargeError(
-                f"only {budget} tokens of the context are left for descriptions of "
-                f"{name_or_pair!r}; raise llm.context_tokens or lower llm.max_output_tokens"
-            )
-        return budget
-
-    def _pack(self, texts: Sequence[str], budget: int) -> list[list[str]]:
-        item_limit = budget // 2 - _ITEM_OVERHEAD_TOKENS
-        groups: list[list[str]] = [[]]
-        used = 0
-        for raw in texts:
-            text = self._calls.truncate(raw, item_limit)
-            cost = self._calls.tokens(text) + _ITEM_OVERHEAD_TOKENS
-            if groups[-1] and used + cost > budget:
-                groups.append([])
-                used = 0
-            groups[-1].append(text)
-            used += cost
-        return groups

@@ -1,4 +1,7 @@
-"""Stage 1, step 6: what an extractor found in a chunk, as mentions for the ledger.
+"""Stage 1, step 6: what an extractor finds in the added chunks, as mentions for the ledger.
+
+`MentionExtraction` runs the configured extractor over a document's added chunks, a bounded
+number at once, and turns each chunk's entities and relations into mentions.
 
 Within one chunk an entity or relation is mentioned once: duplicates keep the longer
 description (as LightRAG's gleaning does). A relation endpoint the extractor did not also
@@ -8,10 +11,13 @@ the graph never holds an edge to a node nobody mentions and deletes stay exact.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from ragstream.common.models import Chunk, Mention, MentionKind, relation_key
+from ragstream.indexer.stages.extract.names import entity_key
+from ragstream.indexer.stages.extract.records import Extractor
 
 UNKNOWN_TYPE = "unknown"
 
@@ -36,6 +42,22 @@ class RelationLike(Protocol):
     def description(self) -> str: ...
     @property
     def weight(self) -> float: ...
+
+
+class MentionExtraction:
+    """The added chunks' mentions, in chunk order, `concurrency` chunks at most at once."""
+
+    def __init__(self, extractor: Extractor, concurrency: int = 4) -> None:
+        self._extractor = extractor
+        self._slots = asyncio.Semaphore(concurrency)
+
+    async def __call__(self, added: Sequence[Chunk]) -> list[list[Mention]]:
+        return list(await asyncio.gather(*(self._one(chunk) for chunk in added)))
+
+    async def _one(self, chunk: Chunk) -> list[Mention]:
+        async with self._slots:
+            result = await self._extractor.extract(chunk.content)
+        return to_mentions(chunk, result.entities, result.relations, entity_key)
 
 
 def to_mentions(
