@@ -7,7 +7,7 @@
   still searches the question's own words.
 - Multi-query: the LLM splits the question into sub-queries (one per fact a multi-part
   question needs); the chunk search runs for the question and each sub-query, and the
-  rankings are fused by RRF (stages/retrieve.py).
+  rankings are fused by RRF (query/fusion.py).
 
 Both are off by default: they cost an LLM call per new question and help only where the
 evaluation shows answers that are in the index but not retrieved. Replies are cached like

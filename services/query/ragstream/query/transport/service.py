@@ -3,8 +3,9 @@ back."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import aclosing
+from typing import TypedDict
 
 from opentelemetry import trace
 
@@ -21,6 +22,16 @@ from ragstream.v1 import query_pb2, query_pb2_grpc
 AnyRequest = query_pb2.QueryRequest | query_pb2.StreamQueryRequest | query_pb2.RetrieveRequest
 
 
+class Grounding(TypedDict):
+    """What an answer is grounded on: the fields every query response carries."""
+
+    context: query_pb2.Context
+    references: Sequence[query_pb2.Reference]
+    providers: query_pb2.Providers
+    mode: query_pb2.QueryMode
+    notes: Sequence[str]
+
+
 class QueryServicer(query_pb2_grpc.QueryServiceServicer):
     def __init__(self, engine: QueryEngine, defaults: QueryDefaults, workspace: str) -> None:
         self._engine = engine
@@ -33,14 +44,7 @@ class QueryServicer(query_pb2_grpc.QueryServiceServicer):
         q = await self._input(request, context)
         timer = StageTimer()
         retrieval = await self._engine.retrieve(q, timer)
-        base = self._retrieve_response(q, retrieval, timer)
-        response = query_pb2.QueryResponse(
-            context=base.context,
-            references=base.references,
-            providers=base.providers,
-            mode=base.mode,
-            notes=base.notes,
-        )
+        response = query_pb2.QueryResponse(**self._grounding(q, retrieval))
         if q.options.only_need_prompt:
             response.prompt = self._engine.prompt(q, retrieval)
         elif not q.options.only_need_context:
@@ -90,11 +94,14 @@ class QueryServicer(query_pb2_grpc.QueryServiceServicer):
     def _retrieve_response(
         self, q: QueryInput, retrieval: Retrieval, timer: StageTimer
     ) -> query_pb2.RetrieveResponse:
-        return query_pb2.RetrieveResponse(
+        return query_pb2.RetrieveResponse(**self._grounding(q, retrieval), timings=_timings(timer))
+
+    def _grounding(self, q: QueryInput, retrieval: Retrieval) -> Grounding:
+        """The fields a QueryResponse and a RetrieveResponse share."""
+        return Grounding(
             context=convert.context_pb(retrieval),
             references=convert.references_pb(retrieval.references),
             providers=self._providers(),
-            timings=_timings(timer),
             mode=convert.MODE_TO_PROTO[q.options.mode],
             notes=retrieval.notes,
         )
