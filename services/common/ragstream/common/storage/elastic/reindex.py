@@ -34,6 +34,7 @@ from ragstream.common.storage.elastic.layout import (
 )
 from ragstream.common.storage.elastic.model import ModelFingerprint
 from ragstream.common.storage.elastic.paging import all_hits
+from ragstream.common.vectors import unit_vector
 
 log = logging.getLogger(__name__)
 BATCH = 256
@@ -162,7 +163,7 @@ async def _write(
     vectors = await embedder.embed([embedding_text(collection, r) for r in records])
     actions = []
     for record, vector in zip(records, vectors, strict=True):
-        unit = codec.normalized(vector, record.id)
+        unit = unit_vector(vector, record.id)
         source = codec.to_source(replace(record, vector=unit), unit)
         actions.append(
             {
