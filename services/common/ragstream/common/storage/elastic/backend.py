@@ -1,4 +1,5 @@
-"""Opens the Elasticsearch stores (used by ragstream.common.registry).
+"""Opens the Elasticsearch stores (used by ragstream.common.registry), and the vector
+indices for `ragstream reindex`.
 
 One client per process serves the four stores; it is closed with the process's exit stack.
 The search store is bound to the embedding model the process uses: its fingerprint (name
