@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from elasticsearch import AsyncElasticsearch
 
-from ragstream.cli.reindex import run_reindex
+from ragstream.cli.reindex import reembed, run_reindex
 from ragstream.common.config import Settings
 from ragstream.common.models import Collection, SearchFilter, SearchRecord
 from ragstream.common.providers.embedding import HashEmbedder, hash_embed
@@ -30,7 +30,7 @@ from ragstream.common.storage.elastic import (
 )
 from ragstream.common.storage.elastic.bulk import BulkWriteError
 from ragstream.common.storage.elastic.layout import alias_targets
-from ragstream.common.storage.elastic.reindex import reindex
+from ragstream.common.storage.elastic.reindex import VectorIndices
 from ragstream.common.text.analyzer import analyze
 from ragstream.indexer.stages.merge_records import embedding_text
 from ragstream.v1 import query_pb2, query_pb2_grpc
@@ -100,7 +100,7 @@ async def test_reindex_while_queries_run(
     alias = layout.alias("chunks")
     queries = asyncio.create_task(query_until(stop, es_client, running, alias))
     await asyncio.sleep(0.3)
-    result = await reindex(es_client, layout, NEW, embedding_text)
+    result = await reembed(VectorIndices(es_client, layout), NEW)
     await asyncio.sleep(0.3)
     stop.set()
     seen = await queries  # raises if any query failed
@@ -185,7 +185,7 @@ async def test_a_running_query_process_answers_from_the_rebuilt_indices_within_s
     await asyncio.to_thread(server.start)  # it runs an event loop of its own
     try:
         assert (await asyncio.to_thread(_retrieve_ids, server.address, "subject5"))[0] == "chunks-5"
-        result = await reindex(es_client, layout, OLD, embedding_text)
+        result = await reembed(VectorIndices(es_client, layout), OLD)
         switched = time.monotonic()
         rebuilt = await ElasticSearchStore.open(es_client, layout, ModelFingerprint.of(OLD))
         assert rebuilt.index(Collection.CHUNKS) == result.new[Collection.CHUNKS]

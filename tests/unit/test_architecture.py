@@ -117,3 +117,66 @@ def test_the_check_sees_a_violation(tmp_path: Path) -> None:
     assert offenders(tmp_path, ("ragstream.query.transport",)) == [
         "bad.py imports ragstream.query.transport.server"
     ]
+
+
+def _type_checking_imports(tree: ast.AST) -> set[ast.AST]:
+    """The import nodes inside `if TYPE_CHECKING:` blocks (type-only: never run)."""
+    guarded: set[ast.AST] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and ast.unparse(node.test) in (
+            "TYPE_CHECKING",
+            "typing.TYPE_CHECKING",
+        ):
+            for statement in node.body:
+                guarded |= {
+                    n for n in ast.walk(statement) if isinstance(n, ast.Import | ast.ImportFrom)
+                }
+    return guarded
+
+
+def provider_imports(folder: Path) -> list[str]:
+    """`path imports module` for each import of ragstream.common.providers that runs."""
+    found = []
+    for path in [folder] if folder.is_file() else modules(folder):
+        tree = ast.parse(path.read_text(), str(path))
+        guarded = _type_checking_imports(tree)
+        for node in ast.walk(tree):
+            if node in guarded:
+                continue
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module]
+            else:
+                continue
+            found += [
+                f"{path.name} imports {name}"
+                for name in names
+                if name == "ragstream.common.providers"
+                or name.startswith("ragstream.common.providers.")
+            ]
+    return found
+
+
+def test_storage_imports_providers_only_for_their_types() -> None:
+    """Storage is given its providers: it may name their Protocols for the type checker, but
+    loads no provider module (so a backend can never build one)."""
+    assert modules(PACKAGES["common"] / "storage"), "no storage modules found"
+    assert provider_imports(PACKAGES["common"] / "storage") == []
+
+
+def test_the_provider_check_sees_a_violation(tmp_path: Path) -> None:
+    """The checker itself: a lazy import is found, a TYPE_CHECKING one is allowed."""
+    (tmp_path / "bad.py").write_text(
+        "def f():\n    from ragstream.common.providers.embedding import build_embedder\n"
+    )
+    (tmp_path / "also_bad.py").write_text("import ragstream.common.providers\n")
+    (tmp_path / "good.py").write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from ragstream.common.providers.embedding import Embedder\n"
+    )
+    assert provider_imports(tmp_path) == [
+        "also_bad.py imports ragstream.common.providers",
+        "bad.py imports ragstream.common.providers.embedding",
+    ]

@@ -8,6 +8,7 @@ from nebula3.data.ResultSet import ResultSet
 from nebula3.graph.ttypes import ExecutionResponse
 
 from ragstream.common.models import GraphEdge, GraphNode
+from ragstream.common.storage.edges import by_endpoint
 from ragstream.common.storage.nebula import decoder
 from ragstream.common.storage.nebula.decoder import DecodeError
 
@@ -73,7 +74,7 @@ def test_edges_decode_by_their_stored_keys_in_either_direction() -> None:
     found = decoder.edges([result(["e"], [[forward], [backward]])], "ws")
     expected = GraphEdge("a", "b", "k", "d", 0.5, ("c1",), ("d1",))
     assert found == {("a", "b"): expected}
-    assert decoder.by_endpoint(found, ["a", "b", "c"]) == {
+    assert by_endpoint(found, ["a", "b", "c"]) == {
         "a": [expected],
         "b": [expected],
         "c": [],
@@ -82,7 +83,7 @@ def test_edges_decode_by_their_stored_keys_in_either_direction() -> None:
 
 def test_a_self_loop_is_listed_once_for_its_key() -> None:
     loop = GraphEdge("a", "a", "", "", 1.0)
-    assert decoder.by_endpoint({("a", "a"): loop}, ["a"]) == {"a": [loop]}
+    assert by_endpoint({("a", "a"): loop}, ["a"]) == {"a": [loop]}
 
 
 def test_degrees_default_to_zero_and_reject_vids_not_asked_for() -> None:

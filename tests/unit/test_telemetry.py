@@ -11,6 +11,8 @@ import pytest
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.metrics import CallbackOptions
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
 from ragstream.common.bus.protocols import BusRecord
@@ -18,7 +20,15 @@ from ragstream.common.bus.spans import record_attributes
 from ragstream.common.config import ConfigError
 from ragstream.common.events import DocumentChange, MergeKey, decode, encode, encode_merge
 from ragstream.common.instruments import ConsumerLag
-from ragstream.common.telemetry import context_of, links_of, own, read_config, trace_headers
+from ragstream.common.telemetry import (
+    BUS_BACKEND,
+    context_of,
+    links_of,
+    messaging_system,
+    own,
+    read_config,
+    trace_headers,
+)
 from ragstream.common.timing import StageTimer
 from ragstream.query.transport.tracing import parent_context
 
@@ -152,3 +162,9 @@ def test_consumer_lag_reports_the_latest_value_per_partition() -> None:
     assert [(o.value, dict(o.attributes or {})) for o in observed] == [
         (1, {"messaging.destination.name": "docs", "messaging.destination.partition.id": "0"})
     ]
+
+
+def test_messaging_spans_name_the_bus_of_the_process_resource() -> None:
+    kafka = TracerProvider(resource=Resource({BUS_BACKEND: "kafka"}))
+    assert messaging_system(kafka) == "kafka"
+    assert messaging_system(TracerProvider(resource=Resource({}))) == "sqlite"

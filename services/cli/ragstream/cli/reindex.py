@@ -4,24 +4,41 @@ Run it after changing `embedding.*` (a process started with another model than t
 indices hold refuses to start and names this command). Stop the indexers first: the old
 indices are write-blocked while their records are re-embedded into new ones; queries keep
 being answered from the old indices until the aliases move, in one atomic step, at the end.
-See ragstream.common.storage.elastic.reindex for the steps.
+The command owns the embedding model and re-embeds exactly the text the indexer embedded;
+the store moves the records and the aliases (ragstream.common.storage.elastic.reindex).
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 
 from rich.console import Console
 
 from ragstream.common.config import Settings
-from ragstream.common.models import Collection
-from ragstream.common.providers.embedding import build_embedder
-from ragstream.common.storage.elastic.client import connect
-from ragstream.common.storage.elastic.layout import IndexLayout
-from ragstream.common.storage.elastic.reindex import drop_superseded, reindex
+from ragstream.common.models import Collection, SearchRecord, Vector
+from ragstream.common.providers.embedding import Embedder, build_embedder
+from ragstream.common.storage.elastic.backend import embedding_model, open_vector_indices
+from ragstream.common.storage.elastic.reindex import Progress, ReindexResult, VectorIndices
 from ragstream.indexer.stages.merge_records import embedding_text
 
 out = Console(stderr=True)
+
+
+async def reembed(
+    indices: VectorIndices,
+    embedder: Embedder,
+    *,
+    delete_old: bool = False,
+    progress: Progress | None = None,
+) -> ReindexResult:
+    """Rebuilds the indices with `embedder`'s vectors of each record's embedding text."""
+
+    async def vectors(collection: Collection, records: Sequence[SearchRecord]) -> list[Vector]:
+        return list(await embedder.embed([embedding_text(collection, r) for r in records]))
+
+    model = await embedding_model(embedder)
+    return await indices.reembed(model, vectors, delete_old=delete_old, progress=progress)
 
 
 async def run_reindex(settings: Settings, delete_old: bool, cleanup: bool) -> int:
@@ -36,17 +53,11 @@ async def run_reindex(settings: Settings, delete_old: bool, cleanup: bool) -> in
         )
         return 2
     if cleanup:
-        client = await connect(settings.elasticsearch)
-        try:
-            dropped = await drop_superseded(
-                client, IndexLayout(settings.elasticsearch.index_prefix)
-            )
-        finally:
-            await client.close()
+        async with open_vector_indices(settings.elasticsearch) as indices:
+            dropped = await indices.drop_superseded()
         out.print(f"deleted {len(dropped)} superseded indices: {', '.join(dropped) or '-'}")
         return 0
     embedder = build_embedder(settings.embedding)
-    client = await connect(settings.elasticsearch)
     copied: Counter[Collection] = Counter()
 
     def progress(collection: Collection, count: int) -> None:
@@ -54,17 +65,15 @@ async def run_reindex(settings: Settings, delete_old: bool, cleanup: bool) -> in
         out.print(f"  {collection.value}: {copied[collection]} re-embedded", end="\r")
 
     try:
-        result = await reindex(
-            client,
-            IndexLayout(settings.elasticsearch.index_prefix),
-            embedder,
-            embedding_text,
-            delete_old=delete_old,
-            progress=progress,
-        )
+        async with open_vector_indices(settings.elasticsearch) as indices:
+            result = await reembed(indices, embedder, delete_old=delete_old, progress=progress)
     finally:
-        await client.close()
         await embedder.close()
+    _report(result)
+    return 0
+
+
+def _report(result: ReindexResult) -> None:
     out.print(f"rebuilt for {result.model} in {result.seconds:.0f} s; aliases moved:")
     for collection in Collection:
         out.print(
@@ -76,4 +85,3 @@ async def run_reindex(settings: Settings, delete_old: bool, cleanup: bool) -> in
             "old indices kept (write-blocked) for processes still on the old model; delete "
             "them once every process runs the new one: ragstream reindex --cleanup"
         )
-    return 0

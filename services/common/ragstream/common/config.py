@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import tomllib
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
 
@@ -332,10 +333,16 @@ class Settings(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
-        config_file = os.environ.get("RAGSTREAM_CONFIG")
+        config_file = _config_file.get() or os.environ.get("RAGSTREAM_CONFIG")
         if config_file:
             sources.append(TomlConfigSettingsSource(settings_cls, toml_file=config_file))
         return tuple(sources)
+
+
+_config_file: ContextVar[str | None] = ContextVar("ragstream_config_file", default=None)
+"""The file `load_settings` was given, for `settings_customise_sources` (a classmethod that
+pydantic calls with no way to pass it one); set for the duration of that call only, so the
+file reaches no other load and no child process."""
 
 
 class ConfigError(Exception):
@@ -344,11 +351,10 @@ class ConfigError(Exception):
 
 def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings:
     """Loads and validates the settings once; raises ConfigError naming each bad setting."""
-    if config_file is not None:
-        os.environ["RAGSTREAM_CONFIG"] = str(config_file)
-    named = os.environ.get("RAGSTREAM_CONFIG")
+    named = str(config_file) if config_file is not None else os.environ.get("RAGSTREAM_CONFIG")
     if named and not Path(named).is_file():
         raise ConfigError(f"config file not found: {named}")
+    token = _config_file.set(named)
     try:
         return Settings(**overrides)
     except ValidationError as exc:
@@ -357,6 +363,8 @@ def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings
         raise ConfigError(f"config file {named} is not valid TOML: {exc}") from None
     except OSError as exc:
         raise ConfigError(f"cannot read config file {named}: {exc.strerror or exc}") from None
+    finally:
+        _config_file.reset(token)
 
 
 def _describe(exc: ValidationError) -> str:

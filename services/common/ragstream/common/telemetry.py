@@ -8,7 +8,9 @@ OTEL_BSP_*, OTEL_METRIC_EXPORT_INTERVAL; OTEL_SDK_DISABLED=true turns everything
 no exporter nothing is installed, and every span below is the API's no-op span.
 
 The providers are process-wide because OpenTelemetry's API is: instrumented code asks the
-global API for its tracer, so a stage never needs a telemetry object passed down to it.
+global API for its tracer, so a stage never needs a telemetry object passed down to it. The
+process's event bus is part of the resource the providers carry (`ragstream.bus.backend`),
+which is where messaging spans read it from: no state of ragstream's own beside them.
 
 Attributes never carry document text, prompts, answers or secrets: spans name what happened
 (stage, counts, workspace, mode, model, token usage), and a failed span records only the
@@ -53,6 +55,8 @@ INSTRUMENTATION = "ragstream"
 OWN_PREFIX = "ragstream."
 EXPORTERS = frozenset({"none", "otlp", "console"})
 Headers = tuple[tuple[str, bytes], ...]
+BUS_BACKEND = "ragstream.bus.backend"
+"""Resource attribute: the process's event bus (`bus.backend`), for messaging.system."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,9 +97,10 @@ def read_config(env: Mapping[str, str]) -> TelemetryConfig:
     return config
 
 
-def _resource(default_service: str) -> Resource:
-    """OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME, else the process's own name."""
-    resource = Resource.create({SERVICE_VERSION: _version()})
+def _resource(default_service: str, messaging_system: str) -> Resource:
+    """OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME, else the process's own name; and the
+    process's event bus."""
+    resource = Resource.create({SERVICE_VERSION: _version(), BUS_BACKEND: messaging_system})
     if str(resource.attributes.get(SERVICE_NAME, "")).startswith("unknown_service"):
         resource = resource.merge(Resource({SERVICE_NAME: default_service}))
     return resource
@@ -138,12 +143,15 @@ class Telemetry:
             self.metering.shutdown()
 
 
-def setup_telemetry(default_service: str, env: Mapping[str, str] | None = None) -> Telemetry:
-    """Installs the configured providers process-wide; call once, at process start."""
+def setup_telemetry(
+    default_service: str, env: Mapping[str, str] | None = None, messaging_system: str = "sqlite"
+) -> Telemetry:
+    """Installs the configured providers process-wide; call once, at process start.
+    `messaging_system` names the process's event bus in messaging spans (`bus.backend`)."""
     config = read_config(os.environ if env is None else env)
     if not config.traces and not config.metrics:
         return Telemetry(None, None)
-    resource = _resource(default_service)
+    resource = _resource(default_service, messaging_system)
     tracing = None
     if config.traces:
         tracing = TracerProvider(resource=resource)
@@ -171,8 +179,7 @@ async def telemetry_session(
 ) -> AsyncIterator[Telemetry]:
     """Telemetry for the lifetime of a process's main coroutine; flushed on the way out.
     `messaging_system` names the process's event bus in messaging spans (`bus.backend`)."""
-    telemetry = setup_telemetry(default_service)
-    set_messaging_system(messaging_system)
+    telemetry = setup_telemetry(default_service, messaging_system=messaging_system)
     try:
         yield telemetry
     finally:
@@ -180,16 +187,14 @@ async def telemetry_session(
         await asyncio.to_thread(telemetry.shutdown)
 
 
-_messaging = {"system": "sqlite"}
-
-
-def set_messaging_system(system: str) -> None:
-    """The bus backend, for messaging.system; one bus per process, like the providers."""
-    _messaging["system"] = system
-
-
-def messaging_system() -> str:
-    return _messaging["system"]
+def messaging_system(provider: trace.TracerProvider | None = None) -> str:
+    """The bus backend, for messaging.system: read from the resource of the tracer provider
+    (the installed one by default), which describes the process. Without one, spans record
+    nothing and the default is never seen."""
+    provider = provider or trace.get_tracer_provider()
+    if isinstance(provider, TracerProvider):
+        return str(provider.resource.attributes.get(BUS_BACKEND, "sqlite"))
+    return "sqlite"
 
 
 @functools.cache

@@ -25,7 +25,6 @@ import contextlib
 import importlib
 import itertools
 import json
-import socket
 from collections import Counter, deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -35,6 +34,7 @@ import numpy as np
 from aiohttp import web
 
 from ragstream.common.providers.embedding import Matrix, hash_embed
+from ragstream.testing.local_server import LocalServer
 from ragstream.testing.openai_wire import (
     Body,
     ChatReply,
@@ -106,8 +106,12 @@ class _Failure:
     retry_after_ms: float | None
 
 
-class OpenAITestServer:
+class OpenAITestServer(LocalServer):
     """Binds 127.0.0.1 on a free port (or the given one); `base_url` ends in /v1."""
+
+    handler_cancellation = True
+    """A client that disconnects cancels its handler, which is how an abandoned request
+    becomes visible (as CancelledError) in the log."""
 
     def __init__(
         self,
@@ -118,8 +122,7 @@ class OpenAITestServer:
         embed: EmbedFunction = hash_embed,
         dimensions: int = 384,
     ) -> None:
-        self.host = host
-        self.port = port
+        super().__init__(host=host, port=port)
         self.log = RequestLog()
         self._responder = responder
         self._replies: deque[str] = deque()
@@ -129,7 +132,6 @@ class OpenAITestServer:
         self._token_delay_s = 0.0
         self._failures: dict[Endpoint, _Failure] = {}
         self._ids = itertools.count(1)
-        self._runner: web.AppRunner | None = None
 
     @property
     def base_url(self) -> str:
@@ -173,38 +175,11 @@ class OpenAITestServer:
         ragstream's JsonEndpoint)."""
         self._failures[endpoint] = _Failure(count, status, retry_after_ms)
 
-    # Lifecycle.
-
-    async def start(self) -> None:
-        app = web.Application()
+    def add_routes(self, app: web.Application) -> None:
         app.router.add_post("/v1/chat/completions", self._watched("chat", self._chat))
         app.router.add_post("/v1/embeddings", self._watched("embeddings", self._embeddings))
         app.router.add_get("/v1/models", self._watched("models", self._models))
         app.router.add_get(LOG_PATH, self._log)
-        # handler_cancellation: a client that disconnects cancels its handler, which is how an
-        # abandoned request becomes visible (as CancelledError) in the log.
-        # A short shutdown_timeout: a test that leaves a stream open must not stall for a minute.
-        self._runner = web.AppRunner(
-            app, handler_cancellation=True, access_log=None, shutdown_timeout=1.0
-        )
-        await self._runner.setup()
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((self.host, self.port))
-        self.port = sock.getsockname()[1]
-        await web.SockSite(self._runner, sock).start()
-
-    async def close(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
-
-    async def __aenter__(self) -> OpenAITestServer:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
 
     # Handlers.
 

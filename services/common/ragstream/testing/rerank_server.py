@@ -29,7 +29,6 @@ import contextlib
 import itertools
 import json
 import math
-import socket
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +37,7 @@ from typing import Any, Literal
 from aiohttp import web
 
 from ragstream.common.text.analyzer import analyze
+from ragstream.testing.local_server import LocalServer
 
 Format = Literal["flat", "aliyun"]
 Body = dict[str, Any]
@@ -134,20 +134,18 @@ class _Failure:
 _Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-class RerankTestServer:
+class RerankTestServer(LocalServer):
     """Binds 127.0.0.1 on a free port (or the given one); `url(provider)` is the endpoint."""
 
     def __init__(
         self, *, host: str = "127.0.0.1", port: int = 0, scorer: Scorer | None = None
     ) -> None:
-        self.host = host
-        self.port = port
+        super().__init__(host=host, port=port)
         self.log = RerankLog()
         self._scorer: Scorer = scorer or Bm25Scorer()
         self._latency_s = 0.0
         self._failure: _Failure | None = None
         self._ids = itertools.count(1)
-        self._runner: web.AppRunner | None = None
 
     def url(self, provider: str) -> str:
         """The endpoint for a `rerank.provider` (jina, cohere, aliyun)."""
@@ -167,29 +165,9 @@ class RerankTestServer:
         status None their connection is closed without an answer."""
         self._failure = _Failure(count, status, retry_after_s)
 
-    async def start(self) -> None:
-        app = web.Application()
+    def add_routes(self, app: web.Application) -> None:
         app.router.add_post(FLAT_PATH, self._handler("flat"))
         app.router.add_post(ALIYUN_PATH, self._handler("aliyun"))
-        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
-        await self._runner.setup()
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((self.host, self.port))
-        self.port = sock.getsockname()[1]
-        await web.SockSite(self._runner, sock).start()
-
-    async def close(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
-
-    async def __aenter__(self) -> RerankTestServer:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
 
     def _handler(self, fmt: Format) -> _Handler:
         async def handle(request: web.Request) -> web.StreamResponse:

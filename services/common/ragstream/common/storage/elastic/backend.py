@@ -1,4 +1,5 @@
-"""Opens the Elasticsearch stores (used by ragstream.common.registry).
+"""Opens the Elasticsearch stores (used by ragstream.common.registry), and the vector
+indices for `ragstream reindex`.
 
 One client per process serves the four stores; it is closed with the process's exit stack.
 The search store is bound to the embedding model the process uses: its fingerprint (name
@@ -9,16 +10,21 @@ unconfigured size is asked once for one vector). Backends build no providers.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
 from ragstream.common.config import ElasticsearchConfig
-from ragstream.common.providers.embedding import Embedder
 from ragstream.common.storage.elastic.client import connect
 from ragstream.common.storage.elastic.documents import ElasticDocumentStore
 from ragstream.common.storage.elastic.layout import IndexLayout
 from ragstream.common.storage.elastic.mentions import ElasticCacheStore, ElasticMentionStore
 from ragstream.common.storage.elastic.model import ModelFingerprint
+from ragstream.common.storage.elastic.reindex import VectorIndices
 from ragstream.common.storage.elastic.search import ElasticSearchStore
 from ragstream.common.storage.protocols import DataStores
+
+if TYPE_CHECKING:  # the embedder is given, never built here
+    from ragstream.common.providers.embedding import Embedder
 
 
 async def embedding_model(embedder: Embedder) -> ModelFingerprint:
@@ -41,3 +47,13 @@ async def open_elastic_stores(
         mentions=await ElasticMentionStore.open(client, layout),
         cache=await ElasticCacheStore.open(client, layout),
     )
+
+
+@contextlib.asynccontextmanager
+async def open_vector_indices(cfg: ElasticsearchConfig) -> AsyncIterator[VectorIndices]:
+    """The vector indices of `cfg.index_prefix`, for rebuilding; the client is closed after."""
+    client = await connect(cfg)
+    try:
+        yield VectorIndices(client, IndexLayout(cfg.index_prefix))
+    finally:
+        await client.close()

@@ -27,19 +27,6 @@ def doc_id(workspace: str, record_id: str) -> str:
     return f"{workspace}/sha256:{hashlib.sha256(record_id.encode()).hexdigest()}"
 
 
-def normalized(vector: Vector, record_id: str) -> Vector:
-    """A 1-D float32 unit vector (a zero vector stays zero); a clear error for anything else."""
-    array = np.asarray(vector, dtype=np.float32)
-    if array.ndim != 1 or array.size == 0:
-        raise ValueError(
-            f"record {record_id!r}: vector must be 1-D and non-empty, got {array.shape}"
-        )
-    if not np.all(np.isfinite(array)):
-        raise ValueError(f"record {record_id!r}: vector contains NaN or infinity")
-    norm = float(np.linalg.norm(array))
-    return array if norm == 0.0 else (array / norm).astype(np.float32)
-
-
 def metadata_pairs(metadata: Mapping[str, str]) -> list[str]:
     """Each pair as one keyword: `["key","value"]` in compact JSON (see mappings.py)."""
     return [metadata_pair(key, value) for key, value in sorted(metadata.items())]
@@ -58,7 +45,7 @@ def decode_vector(encoded: str) -> Vector:
 
 
 def to_source(record: SearchRecord, vector: Vector) -> dict[str, Any]:
-    """The document of a record; `vector` is the normalized one from `normalized`.
+    """The document of a record; `vector` is the normalized one from `vectors.unit_vector`.
 
     A zero vector (a text without content) has no direction: it is kept for reads but not
     put into the kNN graph, so dense search never returns it.

@@ -4,7 +4,9 @@
    model fails loudly instead of writing into indices that are being replaced (stop the
    indexers first; their events wait in the bus). Reads go on.
 2. New indices, named for the new model and the next generation, are filled by reading
-   every record of the old ones in (workspace, id) order and re-embedding its text.
+   every record of the old ones in (workspace, id) order and giving it the vector the
+   caller's callback returns (the command line owns the embedding model and re-embeds the
+   text the indexer embedded: ragstream.cli.reindex).
 3. Once all three are complete and refreshed, one `_aliases` request moves every alias: a
    process opening the store afterwards sees only the new indices, never a mix, and a
    running one of the new model moves to them within seconds (follow.py).
@@ -22,8 +24,7 @@ from dataclasses import dataclass, field, replace
 
 from elasticsearch import ApiError, AsyncElasticsearch, TransportError
 
-from ragstream.common.models import Collection, SearchRecord
-from ragstream.common.providers.embedding import Embedder
+from ragstream.common.models import Collection, SearchRecord, Vector
 from ragstream.common.storage.elastic import codec, mappings
 from ragstream.common.storage.elastic.bulk import bulk_write
 from ragstream.common.storage.elastic.layout import (
@@ -34,13 +35,15 @@ from ragstream.common.storage.elastic.layout import (
 )
 from ragstream.common.storage.elastic.model import ModelFingerprint
 from ragstream.common.storage.elastic.paging import all_hits
+from ragstream.common.vectors import unit_vector
 
 log = logging.getLogger(__name__)
 BATCH = 256
 """Records read, re-embedded and written together."""
 
-EmbeddingText = Callable[[Collection, SearchRecord], str]
-"""The text a record's vector was made from (it may differ from `record.text`)."""
+Vectors = Callable[[Collection, Sequence[SearchRecord]], Awaitable[Sequence[Vector]]]
+"""The new vectors of a batch of a collection's records, in their order (the caller owns
+the embedding model: the store builds no provider)."""
 Progress = Callable[[Collection, int], None]
 """Told how many records of a collection were just copied."""
 
@@ -80,19 +83,41 @@ async def next_generation(client: AsyncElasticsearch, layout: IndexLayout) -> in
     return max(generations) + 1
 
 
-async def reindex(
+@dataclass(frozen=True, slots=True)
+class VectorIndices:
+    """The vector indices behind one prefix's aliases, as `ragstream reindex` rebuilds them."""
+
+    client: AsyncElasticsearch
+    layout: IndexLayout
+
+    async def reembed(
+        self,
+        model: ModelFingerprint,
+        vectors: Vectors,
+        *,
+        delete_old: bool = False,
+        progress: Progress | None = None,
+    ) -> ReindexResult:
+        """Rebuilds every collection for `model` with the vectors the callback gives (the
+        steps in the module's docstring)."""
+        return await _rebuild(self.client, self.layout, model, vectors, delete_old, progress)
+
+    async def drop_superseded(self) -> list[str]:
+        """Deletes the vector indices of the prefix that no alias points to; returns their
+        names."""
+        return await _drop_superseded(self.client, self.layout)
+
+
+async def _rebuild(
     client: AsyncElasticsearch,
     layout: IndexLayout,
-    embedder: Embedder,
-    embedding_text: EmbeddingText,
-    *,
-    delete_old: bool = False,
-    progress: Progress | None = None,
+    model: ModelFingerprint,
+    vectors: Vectors,
+    delete_old: bool,
+    progress: Progress | None,
 ) -> ReindexResult:
     started = time.monotonic()
-    if embedder.dimensions == 0:
-        await embedder.embed(["vector size probe"])
-    result = ReindexResult(ModelFingerprint.of(embedder))
+    result = ReindexResult(model)
     await ensure_templates(client, layout)
     result.old = await current_indices(client, layout)
     generation = await next_generation(client, layout)
@@ -104,9 +129,7 @@ async def reindex(
     await client.indices.refresh(index=old_names)
     try:
         for collection in Collection:
-            result.copied[collection] = await _copy(
-                client, result, collection, embedder, embedding_text, progress
-            )
+            result.copied[collection] = await _copy(client, result, collection, vectors, progress)
         await _switch_aliases(client, layout, result)
     except BaseException:
         await _undo(client, result)
@@ -122,8 +145,7 @@ async def _copy(
     client: AsyncElasticsearch,
     result: ReindexResult,
     collection: Collection,
-    embedder: Embedder,
-    embedding_text: EmbeddingText,
+    vectors: Vectors,
     progress: Progress | None,
 ) -> int:
     source, target = result.old[collection], result.new[collection]
@@ -137,11 +159,11 @@ async def _copy(
     async for hit in hits:
         batch.append(codec.from_source(hit["_source"]))
         if len(batch) == BATCH:
-            copied += await _write(client, target, batch, collection, embedder, embedding_text)
+            copied += await _write(client, target, batch, collection, vectors)
             _tell(progress, collection, len(batch))
             batch = []
     if batch:
-        copied += await _write(client, target, batch, collection, embedder, embedding_text)
+        copied += await _write(client, target, batch, collection, vectors)
         _tell(progress, collection, len(batch))
     await client.indices.put_settings(index=target, settings={"refresh_interval": None})
     await client.indices.refresh(index=target)
@@ -156,13 +178,11 @@ async def _write(
     index: str,
     records: Sequence[SearchRecord],
     collection: Collection,
-    embedder: Embedder,
-    embedding_text: EmbeddingText,
+    vectors: Vectors,
 ) -> int:
-    vectors = await embedder.embed([embedding_text(collection, r) for r in records])
     actions = []
-    for record, vector in zip(records, vectors, strict=True):
-        unit = codec.normalized(vector, record.id)
+    for record, vector in zip(records, await vectors(collection, records), strict=True):
+        unit = unit_vector(vector, record.id)
         source = codec.to_source(replace(record, vector=unit), unit)
         actions.append(
             {
@@ -210,8 +230,7 @@ def _tell(progress: Progress | None, collection: Collection, count: int) -> None
         progress(collection, count)
 
 
-async def drop_superseded(client: AsyncElasticsearch, layout: IndexLayout) -> list[str]:
-    """Deletes the vector indices of the prefix that no alias points to; returns their names."""
+async def _drop_superseded(client: AsyncElasticsearch, layout: IndexLayout) -> list[str]:
     in_use = set((await current_indices(client, layout)).values())
     dropped: list[str] = []
     for collection in Collection:

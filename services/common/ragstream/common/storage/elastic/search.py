@@ -31,6 +31,7 @@ from ragstream.common.storage.elastic.layout import (
     ensure_vector_indices,
 )
 from ragstream.common.storage.elastic.model import ModelFingerprint
+from ragstream.common.vectors import unit_vector
 
 SIMILARITY_PAGE = 1000
 """Ids per search of `similarities` (well within Elasticsearch's result window)."""
@@ -98,7 +99,7 @@ class ElasticSearchStore:
             return
         await self._follow()
         # Every record is checked before anything is sent: a bad one fails the whole call.
-        vectors = [self._checked(codec.normalized(r.vector, r.id), r.id) for r in records]
+        vectors = [self._checked(unit_vector(r.vector, r.id), r.id) for r in records]
         index = self.index(collection)
         actions = [
             {
@@ -172,7 +173,7 @@ class ElasticSearchStore:
         unique = list(dict.fromkeys(ids))
         if not unique:
             return {}
-        query = self._checked(codec.normalized(vector, "<query>"), "<query>")
+        query = self._checked(unit_vector(vector, "<query>"), "<query>")
         await self._follow()
         scores: dict[str, float] = {}
         for start in range(0, len(unique), SIMILARITY_PAGE):
@@ -230,7 +231,7 @@ class ElasticSearchStore:
         limit: int,
         min_score: float = -1.0,
     ) -> list[Hit]:
-        query = self._checked(codec.normalized(vector, "<query>"), "<query>")
+        query = self._checked(unit_vector(vector, "<query>"), "<query>")
         if limit <= 0 or not np.any(query):
             return []  # a zero vector has no direction: nothing is similar to it
         await self._follow()

@@ -10,16 +10,15 @@ workspace already keep them apart.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 
 from nebula3.data.DataObject import ValueWrapper
 from nebula3.data.ResultSet import ResultSet
 from nebula3.Exception import InvalidKeyException, InvalidValueTypeException
 
 from ragstream.common.models import GraphEdge, GraphNode
+from ragstream.common.storage.edges import Pair
 from ragstream.common.storage.nebula.schema import EDGE, TAG
-
-Pair = tuple[str, str]
 
 
 class DecodeError(RuntimeError):
@@ -115,16 +114,6 @@ def edges(results: Iterable[ResultSet], workspace: str) -> dict[Pair, GraphEdge]
             if owner == workspace:
                 found[decoded.source, decoded.target] = decoded
     return found
-
-
-def by_endpoint(found: Mapping[Pair, GraphEdge], keys: Sequence[str]) -> dict[str, list[GraphEdge]]:
-    """Each key's edges (a self-loop once), sorted by pair; every key present."""
-    result: dict[str, list[GraphEdge]] = {k: [] for k in keys}
-    for pair in sorted(found):
-        for endpoint in set(pair):
-            if endpoint in result:
-                result[endpoint].append(found[pair])
-    return result
 
 
 def degrees(results: Iterable[ResultSet], keys_by_vid: Mapping[str, str]) -> dict[str, int]:

@@ -17,6 +17,7 @@ from nebula3.data.ResultSet import ResultSet
 
 from ragstream.common.config import NebulaConfig
 from ragstream.common.models import GraphEdge, GraphNode, GraphStats
+from ragstream.common.storage.edges import by_endpoint
 from ragstream.common.storage.nebula import builder, decoder
 from ragstream.common.storage.nebula.executor import Connector, Nebula3Connector, Runner
 from ragstream.common.storage.nebula.literals import vid
@@ -103,7 +104,7 @@ class NebulaGraphStore:
 
     async def edges_of(self, workspace: str, keys: Sequence[str]) -> dict[str, list[GraphEdge]]:
         found = decoder.edges(await self._run(builder.edges_of(workspace, keys)), workspace)
-        return decoder.by_endpoint(found, keys)
+        return by_endpoint(found, keys)
 
     async def degrees(self, workspace: str, keys: Sequence[str]) -> dict[str, int]:
         keys_by_vid = {vid(workspace, key): key for key in keys}

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
+from ragstream.common.vectors import l2_normalize
+
 FloatMatrix = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]
 
@@ -23,14 +25,6 @@ every row and mask the rest, which is cheaper than copying most of the matrix.""
 
 class DimensionMismatchError(ValueError):
     """A vector's length differs from the vectors already stored."""
-
-
-def normalized(vectors: FloatMatrix) -> FloatMatrix:
-    """Rows scaled to unit length (zero rows stay zero), as float32."""
-    matrix = np.asarray(vectors, dtype=np.float32)
-    norms = np.linalg.norm(matrix, axis=-1, keepdims=True)
-    result: FloatMatrix = np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
-    return result
 
 
 def _scores(matrix: FloatMatrix, query: FloatMatrix) -> FloatMatrix:
@@ -126,7 +120,7 @@ class DenseIndex:
             raise DimensionMismatchError(
                 f"query vector has shape {query.shape}, the index holds {self.dim}-d vectors"
             )
-        return normalized(query)
+        return l2_normalize(query)
 
     def search(
         self, query: FloatMatrix, allowed: IntArray | None, limit: int, min_score: float

@@ -15,6 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from ragstream.common.models import GraphEdge, GraphNode, GraphStats
+from ragstream.common.storage.edges import by_endpoint
 from ragstream.common.storage.sqlite.db import Database, Migration
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -268,13 +269,7 @@ class SqliteGraphStore:
                 found.update(((row[0], row[1]), _edge(row)) for row in rows)
             return found
 
-        found = await self._db.read(read) if batches else {}
-        result: dict[str, list[GraphEdge]] = {k: [] for k in keys}
-        for pair in sorted(found):
-            for endpoint in set(pair):
-                if endpoint in result:
-                    result[endpoint].append(found[pair])
-        return result
+        return by_endpoint(await self._db.read(read) if batches else {}, keys)
 
     async def degrees(self, workspace: str, keys: Sequence[str]) -> dict[str, int]:
         batches = _batches(keys)

@@ -27,6 +27,7 @@ from ragstream.common.storage.sqlite import search_schema as schema
 from ragstream.common.storage.sqlite.db import Database
 from ragstream.common.storage.sqlite.dense import DenseIndex, DimensionMismatchError
 from ragstream.common.storage.sqlite.postings_cache import PostingsCache
+from ragstream.common.vectors import unit_vector
 
 _Key = tuple[Collection, str]
 
@@ -80,7 +81,7 @@ class SqliteSearchStore:
         # A record given twice is written once, as its last copy (what writing each in turn
         # would leave).
         records = list({record.id: record for record in records}.values())
-        vectors = [schema.encode_vector(record.vector, record.id) for record in records]
+        vectors = [unit_vector(record.vector, record.id) for record in records]
         dim = search_rows.stored_dim(conn, collection, workspace)
         for record, vector in zip(records, vectors, strict=True):
             if dim is not None and vector.shape[0] != dim:

@@ -23,7 +23,6 @@ import numpy as np
 
 from ragstream.common.models import NO_VECTOR, Collection, SearchRecord, Vector
 from ragstream.common.storage.sqlite.db import Migration
-from ragstream.common.storage.sqlite.dense import normalized
 
 _V1_TOKENIZER = "unicode61 remove_diacritics 0 categories 'L* N* M* P* S* C*'"
 """The FTS5 tokenizer of schema version 1 (FTS5 is gone since version 2)."""
@@ -145,18 +144,6 @@ def query_terms(terms: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(term for term in terms if term.strip()))
 
 
-def encode_vector(vector: Vector, record_id: str) -> Vector:
-    """The vector as a normalized 1-D float32 array; a clear error for anything else."""
-    array = np.asarray(vector, dtype=np.float32)
-    if array.ndim != 1 or array.size == 0:
-        raise ValueError(
-            f"record {record_id!r}: vector must be 1-D and non-empty, got {array.shape}"
-        )
-    if not np.all(np.isfinite(array)):
-        raise ValueError(f"record {record_id!r}: vector contains NaN or infinity")
-    return normalized(array)
-
-
 def json_list(values: Sequence[str] | Sequence[int]) -> str:
     return json.dumps(list(values), ensure_ascii=False)
 
@@ -177,7 +164,7 @@ class RecordRow:
 
 
 def record_row(record: SearchRecord, vector: Vector) -> RecordRow:
-    """`vector` is the normalized one from encode_vector."""
+    """`vector` is the normalized one from `vectors.unit_vector`."""
     return RecordRow(
         record=(
             record.workspace,
