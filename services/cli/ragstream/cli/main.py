@@ -342,15 +342,20 @@ def eval_compare(
 
 @app.command()
 def demo(
-    corpus: Annotated[Path, typer.Option("--corpus", help="Folder of demo documents.")] = Path(
-        "demo/corpus"
-    ),
-    questions: Annotated[Path, typer.Option("--questions")] = Path("demo/questions.json"),
+    corpus: Annotated[
+        Path | None,
+        typer.Option("--corpus", help="Folder of documents (default: the packaged demo corpus)."),
+    ] = None,
+    questions: Annotated[
+        Path | None,
+        typer.Option("--questions", help="JSON list of questions (default: the demo's)."),
+    ] = None,
 ) -> None:
     """Start a server on a temporary directory, ingest the corpus, ask five questions."""
+    from ragstream.cli import demo_data
     from ragstream.cli.demo import run_demo
 
-    sys.exit(run_demo(corpus, questions))
+    sys.exit(run_demo(corpus or demo_data.CORPUS, questions or demo_data.QUESTIONS))
 
 
 if __name__ == "__main__":
