@@ -1,7 +1,7 @@
 """The query pipeline (docs/architecture.md, "Query"): one list of steps, run in order.
 
     filter -> keywords -> rewrite -> embed -> (search_entities | search_relations | search_chunks)
-           -> graph_chunks -> fuse -> rerank -> budget            (retrieve)
+           -> graph_chunks -> fuse -> rerank -> budget -> workspace (retrieve)
            -> answer                                              (answer / stream_answer)
 
 Each stage (query/stages/) says whether it applies to the query (its mode and options),
@@ -29,13 +29,16 @@ from ragstream.common.storage.protocols import Stores
 from ragstream.common.text.analyzer import analyze
 from ragstream.common.timing import StageTimer
 from ragstream.query.stages.answer import (
+    BYPASS_WITHOUT_LLM_ANSWER,
     NO_CONTEXT_ANSWER,
     build_messages,
+    empty_workspace_answer,
     extractive_answer,
     render_prompt,
 )
 from ragstream.query.stages.budget import BudgetStage
 from ragstream.query.stages.embed import EmbedStage
+from ragstream.query.stages.empty import EmptyWorkspace
 from ragstream.query.stages.filter import FilterStage
 from ragstream.query.stages.graph import EntitySearch, RelationSearch
 from ragstream.query.stages.keywords import KeywordStage
@@ -82,6 +85,7 @@ class QueryEngine:
             MergeSources(stores.search, reranking),
             RerankStage(reranking),
             BudgetStage(),
+            EmptyWorkspace(stores.search),
         )
 
     @property
@@ -124,16 +128,23 @@ class QueryEngine:
     ) -> AsyncGenerator[str, None]:
         """The answer in pieces as the LLM produces them (one piece when extractive).
 
-        When the caller's filter allows no document, the answer says that nothing was found,
-        without asking the LLM (which could only answer from outside the documents).
+        When the caller's filter allows no document, or the workspace holds none, the answer
+        says so without asking the LLM (which could only answer from outside the documents).
+        Bypass without an LLM has no answerer at all, and says that instead.
         """
         answerer = "llm" if self._chat else "extractive"
         with timer.stage("answer", answerer=answerer):
             if retrieval.nothing_allowed:
                 yield NO_CONTEXT_ANSWER
                 return
+            if retrieval.workspace_empty:
+                yield empty_workspace_answer(q.workspace)
+                return
             if self._chat is None:
-                yield extractive_answer(q.query, retrieval.chunks)
+                if q.options.mode is Mode.BYPASS:
+                    yield BYPASS_WITHOUT_LLM_ANSWER
+                else:
+                    yield extractive_answer(q.query, retrieval.chunks)
                 return
             # aclosing: a cancelled client closes the upstream HTTP stream at once.
             stream = self._chat.stream(self.messages(q, retrieval))
