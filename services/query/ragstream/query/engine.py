@@ -128,29 +128,34 @@ class QueryEngine:
     ) -> AsyncGenerator[str, None]:
         """The answer in pieces as the LLM produces them (one piece when extractive).
 
-        When the caller's filter allows no document, or the workspace holds none, the answer
-        says so without asking the LLM (which could only answer from outside the documents).
-        Bypass without an LLM has no answerer at all, and says that instead.
+        When the caller's filter allows no document, the answer says that nothing was found,
+        without asking the LLM (which could only answer from outside the documents). An
+        empty workspace is only noted (stages/empty.py) when there is an LLM, which may still
+        answer from the conversation's history.
         """
         answerer = "llm" if self._chat else "extractive"
         with timer.stage("answer", answerer=answerer):
             if retrieval.nothing_allowed:
                 yield NO_CONTEXT_ANSWER
                 return
-            if retrieval.workspace_empty:
-                yield empty_workspace_answer(q.workspace)
-                return
             if self._chat is None:
-                if q.options.mode is Mode.BYPASS:
-                    yield BYPASS_WITHOUT_LLM_ANSWER
-                else:
-                    yield extractive_answer(q.query, retrieval.chunks)
+                yield _offline_answer(q, retrieval)
                 return
             # aclosing: a cancelled client closes the upstream HTTP stream at once.
             stream = self._chat.stream(self.messages(q, retrieval))
             async with contextlib.aclosing(stream) as deltas:
                 async for delta in deltas:
                     yield delta
+
+
+def _offline_answer(q: QueryInput, retrieval: Retrieval) -> str:
+    """Without an LLM: bypass has no answerer at all (it never searches, so "nothing found"
+    would be wrong), an empty workspace has nothing to quote, else the extractive answer."""
+    if q.options.mode is Mode.BYPASS:
+        return BYPASS_WITHOUT_LLM_ANSWER
+    if retrieval.workspace_empty:
+        return empty_workspace_answer(q.workspace)
+    return extractive_answer(q.query, retrieval.chunks)
 
 
 async def _timed(stage: Stage, state: QueryState, timer: StageTimer) -> None:

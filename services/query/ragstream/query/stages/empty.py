@@ -1,7 +1,8 @@
 """Empty-workspace check: a query that found nothing, in a workspace with no indexed chunk,
 says so. There, "nothing found" does not mean the question missed: nothing was ever indexed
 (or is indexed yet), or the workspace's name is mistyped. The check runs only when the
-retrieval came back empty, so a query that found something pays nothing for it.
+retrieval came back empty, so a query that found something pays nothing for it. The note
+goes into the response; without an LLM the answer says it too (engine.py).
 """
 
 from __future__ import annotations
