@@ -54,7 +54,7 @@ test: lint
 	RAGSTREAM_TEST_DATA=$(DATA) $(BIN)/python -m pytest -q tests --ignore=tests/bench
 
 demo: setup
-	$(BIN)/python -m ragstream.cli.main demo --corpus demo/corpus
+	$(BIN)/python -m ragstream.cli.main demo
 
 bench: setup
 	RAGSTREAM_TEST_DATA=$(DATA) $(BIN)/python -m pytest -q -s tests/bench -o python_files='bench_*.py test_*.py'

@@ -4,11 +4,12 @@ from pathlib import Path
 import grpc
 import pytest
 
+from ragstream.cli import demo_data
 from ragstream.cli.files import read_all
 from ragstream.v1 import common_pb2, ingest_pb2, ingest_pb2_grpc
-from tests.support.server import REPO, ServeProcess
+from tests.support.server import ServeProcess
 
-DEMO_CORPUS = REPO / "demo" / "corpus"
+DEMO_CORPUS = demo_data.CORPUS
 WORKSPACE = "e2e"
 
 

@@ -2,25 +2,17 @@
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.support.server import ServeProcess
+from tests.support.server import ServeProcess, ragstream_cli
 
 pytestmark = pytest.mark.e2e
 
 
 def ragstream(server: ServeProcess, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "ragstream.cli.main", *args, "--server", server.address],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        env={**os.environ, "COLUMNS": "200"},
-    )
+    return ragstream_cli(server, *args)
 
 
 def test_bad_files_are_reported_and_the_others_indexed(

@@ -3,7 +3,6 @@ query finds: each bad entry is reported by name and everything else is indexed."
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import grpc
@@ -11,7 +10,7 @@ import pytest
 
 from ragstream.v1 import common_pb2, query_pb2, query_pb2_grpc
 from tests.support.documents import corrupt_pdf_bytes, docx_bytes, pdf_bytes
-from tests.support.server import ServeProcess
+from tests.support.server import ServeProcess, ragstream_cli
 
 pytestmark = pytest.mark.e2e
 PAGE = """<html><head><title>Skua sonar</title><style>p { color: red }</style>
@@ -23,14 +22,7 @@ PAGE = """<html><head><title>Skua sonar</title><style>p { color: red }</style>
 def ragstream(
     server: ServeProcess, *args: str, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "ragstream.cli.main", *args, "--server", server.address],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-        env={**os.environ, "COLUMNS": "80"},
-    )
+    return ragstream_cli(server, *args, columns=80, timeout_s=timeout)
 
 
 def context_text(server: ServeProcess, workspace: str, query: str, **metadata: str) -> str:

@@ -5,7 +5,8 @@ with the package.
 The source is this tree's files less everything git ignores, so the generated protobuf code
 and any local venv are left behind, as in a fresh clone. The install uses the pip cache. The
 demo runs in a network namespace of its own (`unshare -n`) whose only interface is loopback,
-so any download at run time fails. The corpus is three demo documents, to keep the run short.
+so any download at run time fails. The demo runs with no arguments in an empty folder: its
+corpus and questions come with the package.
 """
 
 import json
@@ -17,11 +18,13 @@ from pathlib import Path
 
 import pytest
 
+from ragstream.cli import demo_data
+from ragstream.cli.demo import QUESTIONS_ASKED
 from tests.support.server import REPO
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
-DOCUMENTS = ("2025-skua-3-launch.md", "company-overview.md", "leadership-team.md")
-QUESTION = {"question": "When and where was the Skua 3 launched?", "mode": "naive"}
+CORPUS = sorted(path.name for path in demo_data.CORPUS.iterdir())
+QUESTIONS = json.loads(demo_data.QUESTIONS.read_text(encoding="utf-8"))[:QUESTIONS_ASKED]
 
 
 def source_tree(target: Path) -> Path:
@@ -68,20 +71,18 @@ def test_pip_install_alone_runs_the_demo_offline(tmp_path: Path) -> None:
     assert {"index.html", "main.js", "graphview.js", "console.css"} <= set(
         json.loads(console.stdout)
     )
-    corpus = tmp_path / "corpus"
-    corpus.mkdir()
-    for name in DOCUMENTS:
-        shutil.copy(REPO / "demo" / "corpus" / name, corpus / name)
-    questions = tmp_path / "questions.json"
-    questions.write_text(json.dumps([QUESTION]), encoding="utf-8")
+    empty = tmp_path / "elsewhere"
+    empty.mkdir()
     demo = offline(
-        [str(tmp_path / "venv" / "bin" / "ragstream"), "demo", "--corpus", str(corpus),
-         "--questions", str(questions)],
-        cwd=tmp_path, env={**env, "COLUMNS": "200"},
+        [str(tmp_path / "venv" / "bin" / "ragstream"), "demo"],
+        cwd=empty, env={**env, "COLUMNS": "200"},
     )  # fmt: skip
     output = demo.stdout + demo.stderr
     assert demo.returncode == 0, output
-    assert f"indexed {len(DOCUMENTS)} documents" in output
+    assert f"indexed {len(CORPUS)} documents" in output
     assert "embedding=minilm:all-MiniLM-L6-v2-qint8" in output
-    assert "2025-skua-3-launch.md" in output
+    for number, item in enumerate(QUESTIONS, start=1):
+        assert f"Question {number} ({item['mode']})" in output
+    assert "2025-skua-3-launch.md" in output  # the naive question's source
     assert "done: server stopped" in output
+    assert not any(empty.iterdir())  # the demo keeps its data in a temporary directory

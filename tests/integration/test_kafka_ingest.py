@@ -4,6 +4,7 @@ indexes what they published."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -95,3 +96,55 @@ def test_cli_and_grpc_ingest_publish_to_kafka_and_the_indexer_indexes(
     kinds = [r.header("ce_type") for r in published if r.key == f"{WORKSPACE}/api"]
     assert kinds == [CE_TYPE_UPSERTED, CE_TYPE_DELETED]
     assert all(r.header("content-type") == b"application/protobuf" for r in published)
+
+
+def kafka_ingest(
+    deployment: KafkaDeployment, server: str, path: Path, *options: str
+) -> subprocess.CompletedProcess[str]:
+    command = ["ingest", str(path), "--bus", "kafka", "--workspace", WORKSPACE, *options]
+    return subprocess.run(
+        [sys.executable, "-m", "ragstream.cli.main", *command, "--server", server],
+        env={**deployment.env(), "COLUMNS": "200"},
+        capture_output=True,
+        text=True,
+        timeout=90,
+        check=False,
+    )
+
+
+def test_kafka_ingest_after_a_delete_names_the_file_and_force_indexes_it(
+    kafka_broker: KafkaEndpoint, tmp_path: Path
+) -> None:
+    """The bus cannot say at publish time that a file older than a delete will be ignored:
+    the wait's final status does, by name, and --force sends it as a new version."""
+    deployment = KafkaDeployment(kafka_broker.bootstrap, tmp_path / "data")
+    doc = tmp_path / "crane.md"
+    doc.write_text("The harbour crane lifts containers at dawn.\n")
+    stat = doc.stat()
+    os.utime(doc, ns=(stat.st_atime_ns, stat.st_mtime_ns - 3600 * 10**9))
+    indexer = deployment.indexer("indexer").start()
+    server = deployment.server("serve").start()
+    try:
+        first = kafka_ingest(deployment, server.address, doc, "--wait", "--timeout", "60")
+        assert first.returncode == 0, first.stdout + first.stderr
+        with grpc.insecure_channel(server.address) as channel:
+            stub = ingest_pb2_grpc.IngestServiceStub(channel)
+            request = ingest_pb2.DeleteDocumentsRequest(workspace=WORKSPACE, doc_ids=["crane.md"])
+            stub.DeleteDocuments(request)
+            wait_for_states(stub, {"crane.md": common_pb2.DOCUMENT_STATE_DELETED})
+
+            again = kafka_ingest(deployment, server.address, doc, "--wait", "--timeout", "60")
+            assert again.returncode == 1, again.stdout + again.stderr
+            [line] = [line for line in again.stderr.splitlines() if "crane.md" in line]
+            assert "skipped crane.md: not indexed: deleted by a newer delete" in line
+            assert "`ragstream ingest --force` sends it as a new version" in line
+            assert "indexed 0, failed 0, not indexed 1" in again.stdout
+            assert states(stub, ["crane.md"]) == {"crane.md": common_pb2.DOCUMENT_STATE_DELETED}
+
+            forced = kafka_ingest(deployment, server.address, doc, "--wait", "--force")
+            assert forced.returncode == 0, forced.stdout + forced.stderr
+            assert "indexed 1, failed 0" in forced.stdout
+            assert states(stub, ["crane.md"]) == {"crane.md": common_pb2.DOCUMENT_STATE_PROCESSED}
+    finally:
+        server.stop()
+        indexer.stop()

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from ragstream.cli import demo_data
 from ragstream.common.events import DocumentChange
 from ragstream.common.models import Collection, SearchFilter, relation_key
 from ragstream.common.text.analyzer import analyze
@@ -17,7 +18,6 @@ from tests.pipeline.test_llm_costs import responder
 from tests.support.pipeline import embedded_settings, running_pipeline
 
 WS = "kg"
-REPO = Path(__file__).resolve().parents[2]
 DOC_A = (
     "Mira Okafor leads the Tern sensor team at Halvorsen Aquatics. "
     "Kestrel Polymers supplied the faulty seal of the Tern S3 sensor."
@@ -61,7 +61,7 @@ async def test_delete_removes_exactly_what_only_that_document_said(tmp_path: Pat
 
 
 def corpus_events() -> list[DocumentChange]:
-    files = sorted((REPO / "demo" / "corpus").iterdir())[:8]
+    files = sorted(demo_data.CORPUS.iterdir())[:8]
     events = [change(f.name, 1, f.read_text(encoding="utf-8")) for f in files]
     first, second = files[0], files[1]
     edited = first.read_text(encoding="utf-8").replace(".", ". Lena Voss reviewed this.", 1)

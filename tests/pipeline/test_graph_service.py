@@ -13,6 +13,7 @@ import pytest
 from google.protobuf.message import Message
 from grpc_status import rpc_status
 
+from ragstream.cli import demo_data
 from ragstream.common.config import NebulaConfig
 from ragstream.common.events import DocumentChange
 from ragstream.common.providers.scheduler import Priority
@@ -23,7 +24,6 @@ from ragstream.query.transport.graph import GraphServicer
 from ragstream.v1 import graph_pb2, graph_pb2_grpc
 from tests.support.nebula_double import NebulaDouble
 from tests.support.pipeline import Pipeline, embedded_settings, running_pipeline
-from tests.support.server import REPO
 
 WS = "demo"
 TOKEN = "demo-reader-secret"
@@ -53,7 +53,7 @@ REQUESTS: list[tuple[str, Message]] = [
 
 
 async def index_demo(pipeline: Pipeline) -> None:
-    corpus = sorted((REPO / "demo" / "corpus").iterdir())
+    corpus = sorted(demo_data.CORPUS.iterdir())
     changes = [DocumentChange(WS, f.name, 1, False, f.read_text("utf-8"), f.name) for f in corpus]
     await pipeline.publish(changes)
     await pipeline.idle()

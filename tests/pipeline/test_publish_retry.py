@@ -12,6 +12,7 @@ from typing import Any
 import grpc
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from ragstream.cli import demo_data
 from ragstream.common.config import Settings
 from ragstream.common.models import DocState
 from ragstream.query.main import build_server
@@ -19,8 +20,7 @@ from ragstream.v1 import ingest_pb2, ingest_pb2_grpc
 from tests.support.pipeline import Pipeline, embedded_settings, running_pipeline
 
 WS = "retry"
-REPO = Path(__file__).resolve().parents[2]
-FILES = sorted((REPO / "demo" / "corpus").iterdir())[:4]
+FILES = sorted(demo_data.CORPUS.iterdir())[:4]
 BATCH = ingest_pb2.PublishDocumentsRequest(
     workspace=WS,
     documents=[

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from ragstream.cli import demo_data
 from ragstream.common.config import QueryDefaults
 from ragstream.common.errors import BackendUnavailableError
 from ragstream.common.events import DocumentChange
@@ -27,7 +28,6 @@ from ragstream.v1 import query_pb2
 from tests.support.pipeline import Pipeline, embedded_settings, running_pipeline
 
 WS = "modes"
-REPO = Path(__file__).resolve().parents[2]
 SHARED_A = "Mira Okafor leads the Tern sensor team. The Tern S3 recall cost EUR 4 million."
 SHARED_B = "Mira Okafor presented the Skua 3 drone in Bergen with Tomasz Brejcha."
 
@@ -72,8 +72,8 @@ async def test_a_filtered_query_never_leaks_other_documents(tmp_path: Path, mode
 
 
 async def test_demo_questions_find_what_a_person_expects(tmp_path: Path) -> None:
-    corpus = REPO / "demo" / "corpus"
-    questions = json.loads((REPO / "demo" / "questions.json").read_text(encoding="utf-8"))
+    corpus = demo_data.CORPUS
+    questions = json.loads(demo_data.QUESTIONS.read_text(encoding="utf-8"))
     docs = {f.name: f.read_text(encoding="utf-8") for f in sorted(corpus.iterdir())}
     # The hashed embedder keeps this fast; it is not semantic, so BM25 and the graph carry
     # the retrieval here (the semantic default is measured by `ragstream eval`).
@@ -128,7 +128,7 @@ MIX_QUESTION = "Who leads the Tern sensor team and what did the recall cost?"
 
 
 def demo_docs() -> dict[str, str]:
-    corpus = REPO / "demo" / "corpus"
+    corpus = demo_data.CORPUS
     return {f.name: f.read_text(encoding="utf-8") for f in sorted(corpus.iterdir())}
 
 

@@ -137,3 +137,18 @@ class ServeProcess(RagstreamProcess):
 
     def __enter__(self) -> ServeProcess:
         return self.start()
+
+
+def ragstream_cli(
+    server: RagstreamProcess, *args: str, columns: int = 200, timeout_s: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """`ragstream ARGS... --server ADDRESS` as a user runs it, its output piped (as a script
+    would read it), in a console `columns` wide."""
+    return subprocess.run(
+        [sys.executable, "-m", "ragstream.cli.main", *args, "--server", server.address],
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        check=False,
+        env={**os.environ, "COLUMNS": str(columns)},
+    )

@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import functools
 import json
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ragstream.cli import demo_data
 from ragstream.indexer.stages.extract.names import entity_key
 from ragstream.indexer.stages.extract.nlp_extractor import NLPExtractor, extract_offline
 from ragstream.indexer.stages.extract.records import ExtractionResult
 from ragstream.indexer.stages.extract.sentences import split_sentences
 
-DEMO = Path(__file__).resolve().parents[2] / "demo"
-CORPUS = DEMO / "corpus"
+CORPUS = demo_data.CORPUS
 
 PEOPLE_ORGANIZATIONS_PRODUCTS = [
     "Halvorsen Aquatics",
@@ -61,7 +60,7 @@ def test_the_named_people_organisations_and_products_of_the_corpus_are_found() -
     assert [name for name in PEOPLE_ORGANIZATIONS_PRODUCTS if entity_key(name) not in found] == []
 
 
-QUESTIONS = json.loads((DEMO / "questions.json").read_text(encoding="utf-8"))
+QUESTIONS = json.loads(demo_data.QUESTIONS.read_text(encoding="utf-8"))
 
 
 @pytest.mark.parametrize("question", QUESTIONS, ids=[q["question"][:40] for q in QUESTIONS])

@@ -22,6 +22,80 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// What the indexer will do with a published event, as the index stood at
+// publish time.
+type PublishOutcome int32
+
+const (
+	// Not reported (a server older than this field).
+	PublishOutcome_PUBLISH_OUTCOME_UNSPECIFIED PublishOutcome = 0
+	// The event's version is above the stored one (or the document is new): the
+	// indexer applies it.
+	PublishOutcome_PUBLISH_OUTCOME_ACCEPTED PublishOutcome = 1
+	// An upsert of the content the index already holds (same SHA-256) at a version
+	// not above the stored one: nothing to do, the document stays as indexed.
+	PublishOutcome_PUBLISH_OUTCOME_DUPLICATE PublishOutcome = 2
+	// An upsert whose version is not above the stored one, with other content, or
+	// while the stored version is not indexed (failed, or still being indexed):
+	// the indexer ignores it. Publish a version above stored_version to replace it.
+	PublishOutcome_PUBLISH_OUTCOME_STALE PublishOutcome = 3
+	// The document is deleted. For an upsert: the delete's version (stored_version)
+	// is not below the event's, so the indexer ignores the upsert and the document
+	// stays deleted; publish a version above stored_version to bring it back. For a
+	// delete: already deleted, nothing to do.
+	PublishOutcome_PUBLISH_OUTCOME_DELETED PublishOutcome = 4
+	// A delete of a document the index does not hold (never indexed): nothing to
+	// do, unless an upsert of it is still queued ahead of the delete.
+	PublishOutcome_PUBLISH_OUTCOME_NOT_FOUND PublishOutcome = 5
+)
+
+// Enum value maps for PublishOutcome.
+var (
+	PublishOutcome_name = map[int32]string{
+		0: "PUBLISH_OUTCOME_UNSPECIFIED",
+		1: "PUBLISH_OUTCOME_ACCEPTED",
+		2: "PUBLISH_OUTCOME_DUPLICATE",
+		3: "PUBLISH_OUTCOME_STALE",
+		4: "PUBLISH_OUTCOME_DELETED",
+		5: "PUBLISH_OUTCOME_NOT_FOUND",
+	}
+	PublishOutcome_value = map[string]int32{
+		"PUBLISH_OUTCOME_UNSPECIFIED": 0,
+		"PUBLISH_OUTCOME_ACCEPTED":    1,
+		"PUBLISH_OUTCOME_DUPLICATE":   2,
+		"PUBLISH_OUTCOME_STALE":       3,
+		"PUBLISH_OUTCOME_DELETED":     4,
+		"PUBLISH_OUTCOME_NOT_FOUND":   5,
+	}
+)
+
+func (x PublishOutcome) Enum() *PublishOutcome {
+	p := new(PublishOutcome)
+	*p = x
+	return p
+}
+
+func (x PublishOutcome) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (PublishOutcome) Descriptor() protoreflect.EnumDescriptor {
+	return file_ragstream_v1_ingest_proto_enumTypes[0].Descriptor()
+}
+
+func (PublishOutcome) Type() protoreflect.EnumType {
+	return &file_ragstream_v1_ingest_proto_enumTypes[0]
+}
+
+func (x PublishOutcome) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use PublishOutcome.Descriptor instead.
+func (PublishOutcome) EnumDescriptor() ([]byte, []int) {
+	return file_ragstream_v1_ingest_proto_rawDescGZIP(), []int{0}
+}
+
 // One document to index, whole.
 type DocumentInput struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -185,7 +259,15 @@ type PublishResult struct {
 	DocId string `protobuf:"bytes,1,opt,name=doc_id,json=docId,proto3" json:"doc_id,omitempty"`
 	// The version of the published event (the server-assigned one when the request
 	// gave 0); GetDocumentStatus shows it once the indexer has taken it up.
-	Version       int64 `protobuf:"varint,2,opt,name=version,proto3" json:"version,omitempty"`
+	Version int64 `protobuf:"varint,2,opt,name=version,proto3" json:"version,omitempty"`
+	// What the indexer will do with the event, judged against the index when the
+	// request arrived. Events of the same document still queued ahead of this one
+	// (published but not yet applied) can change it: GetDocumentStatus tells what
+	// was applied in the end.
+	Outcome PublishOutcome `protobuf:"varint,3,opt,name=outcome,proto3,enum=ragstream.v1.PublishOutcome" json:"outcome,omitempty"`
+	// The version the index held for the document when the request arrived; 0
+	// when it held none. Publishing with a version above it replaces it.
+	StoredVersion int64 `protobuf:"varint,4,opt,name=stored_version,json=storedVersion,proto3" json:"stored_version,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -230,6 +312,20 @@ func (x *PublishResult) GetDocId() string {
 func (x *PublishResult) GetVersion() int64 {
 	if x != nil {
 		return x.Version
+	}
+	return 0
+}
+
+func (x *PublishResult) GetOutcome() PublishOutcome {
+	if x != nil {
+		return x.Outcome
+	}
+	return PublishOutcome_PUBLISH_OUTCOME_UNSPECIFIED
+}
+
+func (x *PublishResult) GetStoredVersion() int64 {
+	if x != nil {
+		return x.StoredVersion
 	}
 	return 0
 }
@@ -339,7 +435,7 @@ func (x *DeleteDocumentsRequest) GetDocIds() []string {
 type DeleteDocumentsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// One per requested id, in request order; the version is the time of the
-	// delete in nanoseconds.
+	// delete in nanoseconds, the outcome ACCEPTED, NOT_FOUND or DELETED.
 	Results       []*PublishResult `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -732,10 +828,12 @@ const file_ragstream_v1_ingest_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"r\n" +
 	"\x17PublishDocumentsRequest\x12\x1c\n" +
 	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x129\n" +
-	"\tdocuments\x18\x02 \x03(\v2\x1b.ragstream.v1.DocumentInputR\tdocuments\"@\n" +
+	"\tdocuments\x18\x02 \x03(\v2\x1b.ragstream.v1.DocumentInputR\tdocuments\"\x9f\x01\n" +
 	"\rPublishResult\x12\x15\n" +
 	"\x06doc_id\x18\x01 \x01(\tR\x05docId\x12\x18\n" +
-	"\aversion\x18\x02 \x01(\x03R\aversion\"Q\n" +
+	"\aversion\x18\x02 \x01(\x03R\aversion\x126\n" +
+	"\aoutcome\x18\x03 \x01(\x0e2\x1c.ragstream.v1.PublishOutcomeR\aoutcome\x12%\n" +
+	"\x0estored_version\x18\x04 \x01(\x03R\rstoredVersion\"Q\n" +
 	"\x18PublishDocumentsResponse\x125\n" +
 	"\aresults\x18\x01 \x03(\v2\x1b.ragstream.v1.PublishResultR\aresults\"O\n" +
 	"\x16DeleteDocumentsRequest\x12\x1c\n" +
@@ -761,7 +859,14 @@ const file_ragstream_v1_ingest_proto_rawDesc = "" +
 	"\tworkspace\x18\x01 \x01(\tR\tworkspace\"\x87\x01\n" +
 	"\x1bGetIndexingProgressResponse\x126\n" +
 	"\x17pending_document_events\x18\x01 \x01(\x03R\x15pendingDocumentEvents\x120\n" +
-	"\x14pending_graph_merges\x18\x02 \x01(\x03R\x12pendingGraphMerges2\xfe\x03\n" +
+	"\x14pending_graph_merges\x18\x02 \x01(\x03R\x12pendingGraphMerges*\xc5\x01\n" +
+	"\x0ePublishOutcome\x12\x1f\n" +
+	"\x1bPUBLISH_OUTCOME_UNSPECIFIED\x10\x00\x12\x1c\n" +
+	"\x18PUBLISH_OUTCOME_ACCEPTED\x10\x01\x12\x1d\n" +
+	"\x19PUBLISH_OUTCOME_DUPLICATE\x10\x02\x12\x19\n" +
+	"\x15PUBLISH_OUTCOME_STALE\x10\x03\x12\x1b\n" +
+	"\x17PUBLISH_OUTCOME_DELETED\x10\x04\x12\x1d\n" +
+	"\x19PUBLISH_OUTCOME_NOT_FOUND\x10\x052\xfe\x03\n" +
 	"\rIngestService\x12a\n" +
 	"\x10PublishDocuments\x12%.ragstream.v1.PublishDocumentsRequest\x1a&.ragstream.v1.PublishDocumentsResponse\x12^\n" +
 	"\x0fDeleteDocuments\x12$.ragstream.v1.DeleteDocumentsRequest\x1a%.ragstream.v1.DeleteDocumentsResponse\x12d\n" +
@@ -782,49 +887,52 @@ func file_ragstream_v1_ingest_proto_rawDescGZIP() []byte {
 	return file_ragstream_v1_ingest_proto_rawDescData
 }
 
+var file_ragstream_v1_ingest_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
 var file_ragstream_v1_ingest_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_ragstream_v1_ingest_proto_goTypes = []any{
-	(*DocumentInput)(nil),               // 0: ragstream.v1.DocumentInput
-	(*PublishDocumentsRequest)(nil),     // 1: ragstream.v1.PublishDocumentsRequest
-	(*PublishResult)(nil),               // 2: ragstream.v1.PublishResult
-	(*PublishDocumentsResponse)(nil),    // 3: ragstream.v1.PublishDocumentsResponse
-	(*DeleteDocumentsRequest)(nil),      // 4: ragstream.v1.DeleteDocumentsRequest
-	(*DeleteDocumentsResponse)(nil),     // 5: ragstream.v1.DeleteDocumentsResponse
-	(*GetDocumentStatusRequest)(nil),    // 6: ragstream.v1.GetDocumentStatusRequest
-	(*GetDocumentStatusResponse)(nil),   // 7: ragstream.v1.GetDocumentStatusResponse
-	(*ListDocumentsRequest)(nil),        // 8: ragstream.v1.ListDocumentsRequest
-	(*ListDocumentsResponse)(nil),       // 9: ragstream.v1.ListDocumentsResponse
-	(*GetIndexingProgressRequest)(nil),  // 10: ragstream.v1.GetIndexingProgressRequest
-	(*GetIndexingProgressResponse)(nil), // 11: ragstream.v1.GetIndexingProgressResponse
-	nil,                                 // 12: ragstream.v1.DocumentInput.MetadataEntry
-	(*timestamppb.Timestamp)(nil),       // 13: google.protobuf.Timestamp
-	(*DocumentStatus)(nil),              // 14: ragstream.v1.DocumentStatus
-	(DocumentState)(0),                  // 15: ragstream.v1.DocumentState
+	(PublishOutcome)(0),                 // 0: ragstream.v1.PublishOutcome
+	(*DocumentInput)(nil),               // 1: ragstream.v1.DocumentInput
+	(*PublishDocumentsRequest)(nil),     // 2: ragstream.v1.PublishDocumentsRequest
+	(*PublishResult)(nil),               // 3: ragstream.v1.PublishResult
+	(*PublishDocumentsResponse)(nil),    // 4: ragstream.v1.PublishDocumentsResponse
+	(*DeleteDocumentsRequest)(nil),      // 5: ragstream.v1.DeleteDocumentsRequest
+	(*DeleteDocumentsResponse)(nil),     // 6: ragstream.v1.DeleteDocumentsResponse
+	(*GetDocumentStatusRequest)(nil),    // 7: ragstream.v1.GetDocumentStatusRequest
+	(*GetDocumentStatusResponse)(nil),   // 8: ragstream.v1.GetDocumentStatusResponse
+	(*ListDocumentsRequest)(nil),        // 9: ragstream.v1.ListDocumentsRequest
+	(*ListDocumentsResponse)(nil),       // 10: ragstream.v1.ListDocumentsResponse
+	(*GetIndexingProgressRequest)(nil),  // 11: ragstream.v1.GetIndexingProgressRequest
+	(*GetIndexingProgressResponse)(nil), // 12: ragstream.v1.GetIndexingProgressResponse
+	nil,                                 // 13: ragstream.v1.DocumentInput.MetadataEntry
+	(*timestamppb.Timestamp)(nil),       // 14: google.protobuf.Timestamp
+	(*DocumentStatus)(nil),              // 15: ragstream.v1.DocumentStatus
+	(DocumentState)(0),                  // 16: ragstream.v1.DocumentState
 }
 var file_ragstream_v1_ingest_proto_depIdxs = []int32{
-	12, // 0: ragstream.v1.DocumentInput.metadata:type_name -> ragstream.v1.DocumentInput.MetadataEntry
-	13, // 1: ragstream.v1.DocumentInput.timestamp:type_name -> google.protobuf.Timestamp
-	0,  // 2: ragstream.v1.PublishDocumentsRequest.documents:type_name -> ragstream.v1.DocumentInput
-	2,  // 3: ragstream.v1.PublishDocumentsResponse.results:type_name -> ragstream.v1.PublishResult
-	2,  // 4: ragstream.v1.DeleteDocumentsResponse.results:type_name -> ragstream.v1.PublishResult
-	14, // 5: ragstream.v1.GetDocumentStatusResponse.documents:type_name -> ragstream.v1.DocumentStatus
-	15, // 6: ragstream.v1.ListDocumentsRequest.state:type_name -> ragstream.v1.DocumentState
-	14, // 7: ragstream.v1.ListDocumentsResponse.documents:type_name -> ragstream.v1.DocumentStatus
-	1,  // 8: ragstream.v1.IngestService.PublishDocuments:input_type -> ragstream.v1.PublishDocumentsRequest
-	4,  // 9: ragstream.v1.IngestService.DeleteDocuments:input_type -> ragstream.v1.DeleteDocumentsRequest
-	6,  // 10: ragstream.v1.IngestService.GetDocumentStatus:input_type -> ragstream.v1.GetDocumentStatusRequest
-	8,  // 11: ragstream.v1.IngestService.ListDocuments:input_type -> ragstream.v1.ListDocumentsRequest
-	10, // 12: ragstream.v1.IngestService.GetIndexingProgress:input_type -> ragstream.v1.GetIndexingProgressRequest
-	3,  // 13: ragstream.v1.IngestService.PublishDocuments:output_type -> ragstream.v1.PublishDocumentsResponse
-	5,  // 14: ragstream.v1.IngestService.DeleteDocuments:output_type -> ragstream.v1.DeleteDocumentsResponse
-	7,  // 15: ragstream.v1.IngestService.GetDocumentStatus:output_type -> ragstream.v1.GetDocumentStatusResponse
-	9,  // 16: ragstream.v1.IngestService.ListDocuments:output_type -> ragstream.v1.ListDocumentsResponse
-	11, // 17: ragstream.v1.IngestService.GetIndexingProgress:output_type -> ragstream.v1.GetIndexingProgressResponse
-	13, // [13:18] is the sub-list for method output_type
-	8,  // [8:13] is the sub-list for method input_type
-	8,  // [8:8] is the sub-list for extension type_name
-	8,  // [8:8] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	13, // 0: ragstream.v1.DocumentInput.metadata:type_name -> ragstream.v1.DocumentInput.MetadataEntry
+	14, // 1: ragstream.v1.DocumentInput.timestamp:type_name -> google.protobuf.Timestamp
+	1,  // 2: ragstream.v1.PublishDocumentsRequest.documents:type_name -> ragstream.v1.DocumentInput
+	0,  // 3: ragstream.v1.PublishResult.outcome:type_name -> ragstream.v1.PublishOutcome
+	3,  // 4: ragstream.v1.PublishDocumentsResponse.results:type_name -> ragstream.v1.PublishResult
+	3,  // 5: ragstream.v1.DeleteDocumentsResponse.results:type_name -> ragstream.v1.PublishResult
+	15, // 6: ragstream.v1.GetDocumentStatusResponse.documents:type_name -> ragstream.v1.DocumentStatus
+	16, // 7: ragstream.v1.ListDocumentsRequest.state:type_name -> ragstream.v1.DocumentState
+	15, // 8: ragstream.v1.ListDocumentsResponse.documents:type_name -> ragstream.v1.DocumentStatus
+	2,  // 9: ragstream.v1.IngestService.PublishDocuments:input_type -> ragstream.v1.PublishDocumentsRequest
+	5,  // 10: ragstream.v1.IngestService.DeleteDocuments:input_type -> ragstream.v1.DeleteDocumentsRequest
+	7,  // 11: ragstream.v1.IngestService.GetDocumentStatus:input_type -> ragstream.v1.GetDocumentStatusRequest
+	9,  // 12: ragstream.v1.IngestService.ListDocuments:input_type -> ragstream.v1.ListDocumentsRequest
+	11, // 13: ragstream.v1.IngestService.GetIndexingProgress:input_type -> ragstream.v1.GetIndexingProgressRequest
+	4,  // 14: ragstream.v1.IngestService.PublishDocuments:output_type -> ragstream.v1.PublishDocumentsResponse
+	6,  // 15: ragstream.v1.IngestService.DeleteDocuments:output_type -> ragstream.v1.DeleteDocumentsResponse
+	8,  // 16: ragstream.v1.IngestService.GetDocumentStatus:output_type -> ragstream.v1.GetDocumentStatusResponse
+	10, // 17: ragstream.v1.IngestService.ListDocuments:output_type -> ragstream.v1.ListDocumentsResponse
+	12, // 18: ragstream.v1.IngestService.GetIndexingProgress:output_type -> ragstream.v1.GetIndexingProgressResponse
+	14, // [14:19] is the sub-list for method output_type
+	9,  // [9:14] is the sub-list for method input_type
+	9,  // [9:9] is the sub-list for extension type_name
+	9,  // [9:9] is the sub-list for extension extendee
+	0,  // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_ragstream_v1_ingest_proto_init() }
@@ -838,13 +946,14 @@ func file_ragstream_v1_ingest_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ragstream_v1_ingest_proto_rawDesc), len(file_ragstream_v1_ingest_proto_rawDesc)),
-			NumEnums:      0,
+			NumEnums:      1,
 			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_ragstream_v1_ingest_proto_goTypes,
 		DependencyIndexes: file_ragstream_v1_ingest_proto_depIdxs,
+		EnumInfos:         file_ragstream_v1_ingest_proto_enumTypes,
 		MessageInfos:      file_ragstream_v1_ingest_proto_msgTypes,
 	}.Build()
 	File_ragstream_v1_ingest_proto = out.File

@@ -44,13 +44,16 @@ type IngestServiceClient interface {
 	// Publishes an upsert event per document (the whole new content of each).
 	// Idempotent per (doc_id, version): an event whose version is not above the
 	// indexed one changes nothing, so a client may resend a batch after
-	// DEADLINE_EXCEEDED. Also RESOURCE_EXHAUSTED, with a google.rpc.RetryInfo
-	// delay, when the server's publish queue is full or the call could not
-	// finish before its deadline.
+	// DEADLINE_EXCEEDED. Each result's outcome says whether the event will be
+	// applied, or is a duplicate, older than the stored version, or older than a
+	// delete. Also RESOURCE_EXHAUSTED, with a google.rpc.RetryInfo delay, when the
+	// server's publish queue is full or the call could not finish before its
+	// deadline.
 	PublishDocuments(ctx context.Context, in *PublishDocumentsRequest, opts ...grpc.CallOption) (*PublishDocumentsResponse, error)
 	// Publishes a delete event per document id. An id the index does not hold
-	// (never published, or already deleted) is a no-op: the call succeeds and no
-	// record is created. Also RESOURCE_EXHAUSTED, as for PublishDocuments.
+	// (never published, or already deleted) is a no-op: the call succeeds, no
+	// record is created, and its result's outcome is NOT_FOUND or DELETED. Also
+	// RESOURCE_EXHAUSTED, as for PublishDocuments.
 	DeleteDocuments(ctx context.Context, in *DeleteDocumentsRequest, opts ...grpc.CallOption) (*DeleteDocumentsResponse, error)
 	// The indexing status of the given documents.
 	GetDocumentStatus(ctx context.Context, in *GetDocumentStatusRequest, opts ...grpc.CallOption) (*GetDocumentStatusResponse, error)
@@ -137,13 +140,16 @@ type IngestServiceServer interface {
 	// Publishes an upsert event per document (the whole new content of each).
 	// Idempotent per (doc_id, version): an event whose version is not above the
 	// indexed one changes nothing, so a client may resend a batch after
-	// DEADLINE_EXCEEDED. Also RESOURCE_EXHAUSTED, with a google.rpc.RetryInfo
-	// delay, when the server's publish queue is full or the call could not
-	// finish before its deadline.
+	// DEADLINE_EXCEEDED. Each result's outcome says whether the event will be
+	// applied, or is a duplicate, older than the stored version, or older than a
+	// delete. Also RESOURCE_EXHAUSTED, with a google.rpc.RetryInfo delay, when the
+	// server's publish queue is full or the call could not finish before its
+	// deadline.
 	PublishDocuments(context.Context, *PublishDocumentsRequest) (*PublishDocumentsResponse, error)
 	// Publishes a delete event per document id. An id the index does not hold
-	// (never published, or already deleted) is a no-op: the call succeeds and no
-	// record is created. Also RESOURCE_EXHAUSTED, as for PublishDocuments.
+	// (never published, or already deleted) is a no-op: the call succeeds, no
+	// record is created, and its result's outcome is NOT_FOUND or DELETED. Also
+	// RESOURCE_EXHAUSTED, as for PublishDocuments.
 	DeleteDocuments(context.Context, *DeleteDocumentsRequest) (*DeleteDocumentsResponse, error)
 	// The indexing status of the given documents.
 	GetDocumentStatus(context.Context, *GetDocumentStatusRequest) (*GetDocumentStatusResponse, error)

@@ -1,4 +1,7 @@
-"""`make demo`: a real server on a temporary directory, the corpus in, five answers out."""
+"""`ragstream demo`: a real server on a temporary directory, the corpus in, five answers out.
+
+The corpus and questions default to the packaged ones (ragstream/cli/demo_data), so the demo
+runs from any folder after `pip install .`."""
 
 from __future__ import annotations
 
@@ -16,17 +19,18 @@ from pathlib import Path
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from rich.console import Console
+from rich.markup import escape
 from rich.rule import Rule
 
 from ragstream.cli.client import Client
 from ragstream.cli.commands import _MODES, print_answer
 from ragstream.cli.files import read_all
-from ragstream.cli.report import print_skipped
+from ragstream.cli.report import err, print_skipped
 from ragstream.v1 import query_pb2
 
 out = Console()
 WORKSPACE = "demo"
-QUESTIONS = 5
+QUESTIONS_ASKED = 5
 
 
 def free_port() -> int:
@@ -80,7 +84,7 @@ async def ingest_and_ask(address: str, corpus: Path, questions: list[dict[str, s
             f"knowledge graph built ({entities} entity and {relations} relation mentions) "
             f"after {time.monotonic() - started:.1f} s"
         )
-        for number, item in enumerate(questions[:QUESTIONS], start=1):
+        for number, item in enumerate(questions[:QUESTIONS_ASKED], start=1):
             out.print(Rule(f"Question {number} ({item['mode']})"))
             out.print(f"[bold]{item['question']}[/bold]")
             response = await client.ask(
@@ -93,8 +97,34 @@ async def ingest_and_ask(address: str, corpus: Path, questions: list[dict[str, s
             print_answer(response)
 
 
+def load_questions(path: Path) -> list[dict[str, str]]:
+    """The questions file's entries; ValueError saying what is wrong with it."""
+    try:
+        questions = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"cannot read the questions file {path}: {exc}") from exc
+    wanted = {"question", "mode"}
+    if not isinstance(questions, list) or not all(
+        isinstance(item, dict) and wanted <= item.keys() and item["mode"] in _MODES
+        for item in questions
+    ):
+        raise ValueError(
+            f"{path}: must be a JSON list of objects with a question and a mode "
+            f"({', '.join(m for m in _MODES if m)})"
+        )
+    return questions
+
+
 def run_demo(corpus: Path, questions_file: Path) -> int:
-    questions = json.loads(questions_file.read_text(encoding="utf-8"))
+    """Exit code 0 when the demo ran to its end, 1 when it failed, 2 on bad arguments."""
+    if not corpus.is_dir():
+        err.print(f"[red]error[/red]: the corpus {escape(str(corpus))} is not a folder")
+        return 2
+    try:
+        questions = load_questions(questions_file)
+    except ValueError as exc:
+        err.print(f"[red]error[/red]: {escape(str(exc))}")
+        return 2
     with tempfile.TemporaryDirectory(prefix="ragstream-demo-") as tmp:
         address = f"127.0.0.1:{free_port()}"
         log_path = Path(tmp) / "server.log"

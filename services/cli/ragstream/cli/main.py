@@ -155,23 +155,31 @@ def ingest(
             "server.max_message_mb (requests it still refuses as too large are split).",
         ),
     ] = 4.0,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Send every document as a new version, above the indexed one, so that it "
+            "is indexed again even when the index holds a newer version or the same content.",
+        ),
+    ] = False,
     config: ConfigOpt = None,
 ) -> None:
-    """Publish files as document events (re-ingesting a changed file updates it)."""
+    """Publish files as document events (re-ingesting a changed file updates it, and a
+    deleted one brings it back). Documents the index will not take up are named, with why."""
     if documents_only and not wait:
         _fail("--documents-only only changes what --wait waits for: add --wait")
     graph = not documents_only
     if bus == "kafka":
-        from ragstream.cli.publish import ingest_to_kafka
+        from ragstream.cli.publish import KafkaIngest, ingest_to_kafka
 
         settings = _settings(config)
-        sys.exit(
-            asyncio.run(ingest_to_kafka(settings, workspace, paths, wait, timeout, server, graph))
-        )
+        job = KafkaIngest(workspace, paths, wait, timeout, server, graph, force)
+        sys.exit(asyncio.run(ingest_to_kafka(settings, job)))
     _choice("--bus", bus, ("grpc", "kafka"))
     from ragstream.cli.commands import ingest as run
 
-    sys.exit(asyncio.run(run(server, workspace, paths, wait, timeout, batch_mb, graph)))
+    sys.exit(asyncio.run(run(server, workspace, paths, wait, timeout, batch_mb, graph, force)))
 
 
 @app.command()
@@ -197,7 +205,8 @@ def delete(
     workspace: WorkspaceOpt = "default",
     server: ServerOpt = DEFAULT_SERVER,
 ) -> None:
-    """Publish delete events for documents."""
+    """Publish delete events for documents (exit code 1 naming each id that is unknown or
+    already deleted)."""
     from ragstream.cli.commands import delete as run
 
     sys.exit(asyncio.run(run(server, workspace, doc_ids)))
@@ -207,12 +216,16 @@ def delete(
 def status(
     doc_id: Annotated[str | None, typer.Argument(help="One document (default: all).")] = None,
     workspace: WorkspaceOpt = "default",
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the statuses and the queue as JSON.")
+    ] = False,
     server: ServerOpt = DEFAULT_SERVER,
 ) -> None:
-    """Show indexing status of one or all documents."""
+    """Show indexing status of one or all documents (a table on a terminal, tab-separated
+    lines when piped; ids are never cut)."""
     from ragstream.cli.commands import status as run
 
-    sys.exit(asyncio.run(run(server, workspace, doc_id)))
+    sys.exit(asyncio.run(run(server, workspace, doc_id, as_json)))
 
 
 @app.command()
@@ -342,15 +355,20 @@ def eval_compare(
 
 @app.command()
 def demo(
-    corpus: Annotated[Path, typer.Option("--corpus", help="Folder of demo documents.")] = Path(
-        "demo/corpus"
-    ),
-    questions: Annotated[Path, typer.Option("--questions")] = Path("demo/questions.json"),
+    corpus: Annotated[
+        Path | None,
+        typer.Option("--corpus", help="Folder of documents (default: the packaged demo corpus)."),
+    ] = None,
+    questions: Annotated[
+        Path | None,
+        typer.Option("--questions", help="JSON list of questions (default: the demo's)."),
+    ] = None,
 ) -> None:
     """Start a server on a temporary directory, ingest the corpus, ask five questions."""
+    from ragstream.cli import demo_data
     from ragstream.cli.demo import run_demo
 
-    sys.exit(run_demo(corpus, questions))
+    sys.exit(run_demo(corpus or demo_data.CORPUS, questions or demo_data.QUESTIONS))
 
 
 if __name__ == "__main__":

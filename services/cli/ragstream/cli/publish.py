@@ -2,13 +2,17 @@
 
 For deployments whose indexers consume Kafka: the events are the same as the gRPC
 IngestService publishes (protobuf DocumentEvent, CloudEvents headers), keyed
-`workspace/doc_id`. A document's version is its file's mtime in nanoseconds and its
-timestamp the mtime, so re-publishing an unchanged file is skipped by the indexer.
+`workspace/doc_id`. A document's version is its file's mtime in nanoseconds (with --force:
+a version above now) and its timestamp the mtime, so re-publishing an unchanged file is
+skipped by the indexer. Nothing is asked of the server before publishing, so what the indexer
+did with each document (indexed, or ignored as older than the stored version or a delete) is
+known only with --wait, from the final statuses (outcomes.py).
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
@@ -16,23 +20,26 @@ from rich.console import Console
 
 from ragstream.cli.client import Client
 from ragstream.cli.files import FileDocument, read_all
-from ragstream.cli.report import err, print_skipped, waiting
+from ragstream.cli.outcomes import next_version
+from ragstream.cli.report import err, print_indexed, print_skipped, waiting
 from ragstream.common.bus.kafka import KafkaBus
 from ragstream.common.bus.kafka_admin import KafkaUnavailableError
 from ragstream.common.bus.topics import Topics
 from ragstream.common.config import WORKSPACE_PATTERN, Settings
 from ragstream.common.events import DocumentChange, encode
-from ragstream.v1 import common_pb2, ingest_pb2
+from ragstream.v1 import ingest_pb2
 
 out = Console()
 PUBLISH_BATCH = 256
 
 
-def file_change(workspace: str, document: FileDocument) -> DocumentChange:
+def file_change(workspace: str, document: FileDocument, force: bool) -> DocumentChange:
+    """The upsert of `document`; with `force` at a version above now, its timestamp still
+    the file's mtime."""
     return DocumentChange(
         workspace=workspace,
         doc_id=document.doc_id,
-        version=document.version,
+        version=next_version(document.version) if force else document.version,
         deleted=False,
         content=document.content,
         file_path=str(document.path),
@@ -41,35 +48,45 @@ def file_change(workspace: str, document: FileDocument) -> DocumentChange:
     )
 
 
-async def publish_files(settings: Settings, workspace: str, documents: list[FileDocument]) -> str:
-    """Publishes the documents; returns the topic they went to."""
+async def publish_files(
+    settings: Settings, workspace: str, documents: list[FileDocument], force: bool
+) -> tuple[str, list[ingest_pb2.PublishResult]]:
+    """Publishes the documents; returns the topic they went to and the versions sent."""
     topic = Topics(settings.bus.topic_prefix).documents
+    changes = [file_change(workspace, document, force) for document in documents]
     bus = await KafkaBus.open(settings.bus, settings.indexer.max_document_bytes)
     try:
-        for start in range(0, len(documents), PUBLISH_BATCH):
-            batch = documents[start : start + PUBLISH_BATCH]
-            await bus.publisher.publish(topic, [encode(file_change(workspace, d)) for d in batch])
+        for start in range(0, len(changes), PUBLISH_BATCH):
+            batch = changes[start : start + PUBLISH_BATCH]
+            await bus.publisher.publish(topic, [encode(change) for change in batch])
     finally:
         await bus.close()
-    return topic
+    return topic, [ingest_pb2.PublishResult(doc_id=c.doc_id, version=c.version) for c in changes]
 
 
-async def ingest_to_kafka(
-    settings: Settings,
-    workspace: str,
-    paths: list[Path],
-    wait: bool,
-    timeout_s: float,
-    server: str,
-    graph: bool = True,
-) -> int:
-    """Exit code 0 when all went well, 1 when some files were skipped or failed, 2 on errors.
-    With `wait`, the status comes from the query service at `server` (and, when `graph`,
-    the wait lasts until the documents' knowledge-graph merges are applied too)."""
-    if not re.match(WORKSPACE_PATTERN, workspace):
-        err.print(f"[red]error[/red]: invalid workspace {workspace!r}")
+@dataclass(frozen=True, slots=True)
+class KafkaIngest:
+    """What `ragstream ingest --bus kafka` was asked to do."""
+
+    workspace: str
+    paths: list[Path]
+    wait: bool
+    timeout_s: float
+    server: str
+    """With `wait`, the query service that reports the status."""
+    graph: bool = True
+    """With `wait`: wait for the documents' knowledge-graph merges too."""
+    force: bool = False
+    """Send each document at a version above now (`next_version`), not its file's."""
+
+
+async def ingest_to_kafka(settings: Settings, job: KafkaIngest) -> int:
+    """Exit code 0 when all went well, 1 when some files were skipped, failed or not indexed
+    (known only with `wait`: the bus cannot tell), 2 on errors."""
+    if not re.match(WORKSPACE_PATTERN, job.workspace):
+        err.print(f"[red]error[/red]: invalid workspace {job.workspace!r}")
         return 2
-    documents, errors = read_all(paths)
+    documents, errors = read_all(job.paths)
     print_skipped(errors)
     limit = settings.indexer.max_document_bytes
     fitting: list[FileDocument] = []
@@ -82,32 +99,28 @@ async def ingest_to_kafka(
     if not fitting:
         return skipped
     try:
-        topic = await publish_files(settings, workspace, fitting)
+        topic, published = await publish_files(settings, job.workspace, fitting, job.force)
     except KafkaUnavailableError as exc:
         err.print(f"[red]error[/red]: {exc}")
         return 2
-    out.print(f"published {len(fitting)} documents to {topic} (workspace '{workspace}')")
-    if not wait:
+    out.print(f"published {len(fitting)} documents to {topic} (workspace '{job.workspace}')")
+    if not job.wait:
         return skipped
-    return max(skipped, await _wait(server, workspace, fitting, timeout_s, graph))
+    return max(skipped, await _wait(job, fitting, published))
 
 
 async def _wait(
-    server: str, workspace: str, documents: list[FileDocument], timeout: float, graph: bool
+    job: KafkaIngest, documents: list[FileDocument], published: list[ingest_pb2.PublishResult]
 ) -> int:
-    """0 when every document was indexed, 1 when some failed, 2 when the server cannot tell."""
-    published = [ingest_pb2.PublishResult(doc_id=d.doc_id, version=d.version) for d in documents]
+    """0 when every document was indexed as sent, 1 when some were not or failed, 2 when the
+    server cannot tell."""
     try:
-        async with Client(server) as client:
+        async with Client(job.server) as client:
             with waiting() as report:
                 statuses = await client.wait_until_indexed(
-                    workspace, published, timeout, graph, report
+                    job.workspace, published, job.timeout_s, job.graph, report
                 )
     except (grpc.aio.AioRpcError, TimeoutError) as exc:
-        err.print(f"[red]error[/red] waiting for {server}: {exc}")
+        err.print(f"[red]error[/red] waiting for {job.server}: {exc}")
         return 2
-    failed = [s for s in statuses if s.state == common_pb2.DOCUMENT_STATE_FAILED]
-    for status in failed:
-        err.print(f"[red]failed[/red] {status.doc_id}: {status.error}")
-    out.print(f"indexed {len(statuses) - len(failed)}, failed {len(failed)}")
-    return 1 if failed else 0
+    return print_indexed(documents, published, statuses)

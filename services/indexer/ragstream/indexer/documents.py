@@ -2,7 +2,8 @@
 
 Every step is idempotent, so a replayed or duplicated event leaves the index as one
 delivery would: a version not newer than the stored one is skipped unless the stored
-record says the work was interrupted (PROCESSING), and chunk writes are keyed by content.
+record says the work was interrupted (PROCESSING; the rule is `common.versions.is_stale`),
+and chunk writes are keyed by content.
 Deleting a document the index does not know, or has already deleted, is a no-op: it leaves
 no record behind, and a retried delete (whose version is the time the server received it)
 changes nothing.
@@ -10,7 +11,6 @@ changes nothing.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import time
 from collections.abc import Sequence
@@ -26,6 +26,7 @@ from ragstream.common.providers import ProviderError
 from ragstream.common.providers.embedding import Embedder
 from ragstream.common.storage.protocols import DocumentStore, SearchStore
 from ragstream.common.telemetry import annotate, mark_failed, own, span
+from ragstream.common.versions import content_hash, is_stale
 from ragstream.indexer.errors import DocumentError
 from ragstream.indexer.stages.chunk import chunk_document, diff_chunks
 from ragstream.indexer.stages.extract.mentions import MentionExtraction
@@ -34,20 +35,6 @@ from ragstream.indexer.stages.ledger import Ledger
 from ragstream.indexer.stages.write import refresh_chunk_metadata, write_chunks
 
 log = logging.getLogger(__name__)
-_FINAL = (DocState.PROCESSED, DocState.DELETED, DocState.FAILED)
-
-
-def content_hash(content: str) -> str:
-    return hashlib.sha256(content.encode()).hexdigest()
-
-
-def is_stale(stored: DocumentRecord | None, change: DocumentChange) -> bool:
-    """True when the stored state already reflects this event or a newer one."""
-    if stored is None:
-        return False
-    if stored.version > change.version:
-        return True
-    return stored.version == change.version and stored.state in _FINAL
 
 
 class DocumentIndexer:

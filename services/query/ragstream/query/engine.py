@@ -1,7 +1,7 @@
 """The query pipeline (docs/architecture.md, "Query"): one list of steps, run in order.
 
     filter -> keywords -> rewrite -> embed -> (search_entities | search_relations | search_chunks)
-           -> graph_chunks -> fuse -> rerank -> budget            (retrieve)
+           -> graph_chunks -> fuse -> rerank -> budget -> workspace (retrieve)
            -> answer                                              (answer / stream_answer)
 
 Each stage (query/stages/) says whether it applies to the query (its mode and options),
@@ -30,9 +30,15 @@ from ragstream.common.text.analyzer import analyze
 from ragstream.common.timing import StageTimer
 from ragstream.query.prompt import build_messages, render_prompt
 from ragstream.query.reranking import Reranking
-from ragstream.query.stages.answer import NO_CONTEXT_ANSWER, extractive_answer
+from ragstream.query.stages.answer import (
+    BYPASS_WITHOUT_LLM_ANSWER,
+    NO_CONTEXT_ANSWER,
+    empty_workspace_answer,
+    extractive_answer,
+)
 from ragstream.query.stages.budget import BudgetStage
 from ragstream.query.stages.embed import EmbedStage
+from ragstream.query.stages.empty import EmptyWorkspace
 from ragstream.query.stages.filter import FilterStage
 from ragstream.query.stages.graph import EntitySearch, RelationSearch
 from ragstream.query.stages.keywords import KeywordStage
@@ -79,6 +85,7 @@ class QueryEngine:
             MergeSources(stores.search, reranking),
             RerankStage(reranking),
             BudgetStage(),
+            EmptyWorkspace(stores.search),
         )
 
     @property
@@ -122,7 +129,9 @@ class QueryEngine:
         """The answer in pieces as the LLM produces them (one piece when extractive).
 
         When the caller's filter allows no document, the answer says that nothing was found,
-        without asking the LLM (which could only answer from outside the documents).
+        without asking the LLM (which could only answer from outside the documents). An
+        empty workspace is only noted (stages/empty.py) when there is an LLM, which may still
+        answer from the conversation's history.
         """
         answerer = "llm" if self._chat else "extractive"
         with timer.stage("answer", answerer=answerer):
@@ -130,13 +139,23 @@ class QueryEngine:
                 yield NO_CONTEXT_ANSWER
                 return
             if self._chat is None:
-                yield extractive_answer(q.query, retrieval.chunks)
+                yield _offline_answer(q, retrieval)
                 return
             # aclosing: a cancelled client closes the upstream HTTP stream at once.
             stream = self._chat.stream(self.messages(q, retrieval))
             async with contextlib.aclosing(stream) as deltas:
                 async for delta in deltas:
                     yield delta
+
+
+def _offline_answer(q: QueryInput, retrieval: Retrieval) -> str:
+    """Without an LLM: bypass has no answerer at all (it never searches, so "nothing found"
+    would be wrong), an empty workspace has nothing to quote, else the extractive answer."""
+    if q.options.mode is Mode.BYPASS:
+        return BYPASS_WITHOUT_LLM_ANSWER
+    if retrieval.workspace_empty:
+        return empty_workspace_answer(q.workspace)
+    return extractive_answer(q.query, retrieval.chunks)
 
 
 async def _timed(stage: Stage, state: QueryState, timer: StageTimer) -> None:

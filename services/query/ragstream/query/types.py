@@ -149,6 +149,8 @@ class Retrieval:
     query_terms: tuple[str, ...] = ()
     nothing_allowed: bool = False
     """The caller's filter allows no document: nothing was searched, nothing may be said."""
+    workspace_empty: bool = False
+    """The workspace holds no indexed chunk: there was nothing to search (stages/empty.py)."""
 
 
 @dataclass(slots=True)

@@ -17,8 +17,22 @@ from ragstream.query.types import (
 
 EXTRACTIVE_HEADER = "Extractive answer (no LLM configured), quoted from the best-matching sources:"
 NO_CONTEXT_ANSWER = "I could not find anything in the indexed documents about this question."
+BYPASS_WITHOUT_LLM_ANSWER = (
+    "Bypass mode sends the question straight to the LLM, without searching the documents, "
+    "and no LLM is configured: there is nothing to answer it. Configure an LLM, or ask in "
+    "another mode (naive, local, global, hybrid or mix) for an extractive answer quoted from "
+    "the documents."
+)
 REFERRING_PRONOUNS = frozenset({"It", "Its", "He", "His", "She", "Her", "They", "Their", "This"})
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？；])\s+|(?<=[。！？；])|\n{2,}")
+
+
+def empty_workspace_answer(workspace: str) -> str:
+    return (
+        f"The workspace '{workspace}' holds no indexed documents, so there is nothing to answer "
+        "from. Ingest documents into it and wait until they are indexed, or check the "
+        "workspace's name."
+    )
 
 
 def split_sentences(text: str) -> list[str]:

@@ -14,8 +14,10 @@ from collections.abc import Sequence
 from typing import Literal
 
 from ragstream.common.config import QueryDefaults
+from ragstream.common.events import DocumentChange
 from ragstream.common.models import DocState, DocumentRecord, SearchFilter
 from ragstream.common.providers.llm import ChatMessage
+from ragstream.common.versions import Outcome
 from ragstream.query.types import (
     Mode,
     QueryInput,
@@ -24,7 +26,7 @@ from ragstream.query.types import (
     Retrieval,
     Rewrite,
 )
-from ragstream.v1 import common_pb2, query_pb2
+from ragstream.v1 import common_pb2, ingest_pb2, query_pb2
 
 _MODES = {
     query_pb2.QUERY_MODE_LOCAL: Mode.LOCAL,
@@ -43,6 +45,13 @@ _STATES = {
     DocState.DELETED: common_pb2.DOCUMENT_STATE_DELETED,
 }
 STATE_FROM_PROTO = {number: state for state, number in _STATES.items()}
+_OUTCOMES = {
+    Outcome.ACCEPTED: ingest_pb2.PUBLISH_OUTCOME_ACCEPTED,
+    Outcome.DUPLICATE: ingest_pb2.PUBLISH_OUTCOME_DUPLICATE,
+    Outcome.STALE: ingest_pb2.PUBLISH_OUTCOME_STALE,
+    Outcome.DELETED: ingest_pb2.PUBLISH_OUTCOME_DELETED,
+    Outcome.NOT_FOUND: ingest_pb2.PUBLISH_OUTCOME_NOT_FOUND,
+}
 _REWRITES = {
     query_pb2.QUERY_REWRITE_NONE: Rewrite.NONE,
     query_pb2.QUERY_REWRITE_HYDE: Rewrite.HYDE,
@@ -211,3 +220,14 @@ def status_pb(record: DocumentRecord) -> common_pb2.DocumentStatus:
     status.created_at.FromNanoseconds(int(record.created_at * 1e9))
     status.updated_at.FromNanoseconds(int(record.updated_at * 1e9))
     return status
+
+
+def publish_result_pb(
+    change: DocumentChange, stored: DocumentRecord | None, outcome: Outcome
+) -> ingest_pb2.PublishResult:
+    return ingest_pb2.PublishResult(
+        doc_id=change.doc_id,
+        version=change.version,
+        outcome=_OUTCOMES[outcome],
+        stored_version=stored.version if stored is not None else 0,
+    )

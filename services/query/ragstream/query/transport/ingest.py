@@ -1,8 +1,11 @@
 """gRPC IngestService: publishes document changes to the bus and reports their status.
 
 Publishing returns once the events are durable on the bus; the indexer applies them
-asynchronously, and GetDocumentStatus shows how far it got. Requests arrive validated (the
-gate of either transport runs `validation` first), so the handlers only convert.
+asynchronously, and GetDocumentStatus shows how far it got. Each publish result also says
+what the indexer will do with its event (applied, a duplicate, older than the stored version
+or than a delete), judged against the document store before the events go out. Requests
+arrive validated (the gate of either transport runs `validation` first), so the handlers
+only convert.
 """
 
 from __future__ import annotations
@@ -14,12 +17,16 @@ from ragstream.common.bus.progress import Progress
 from ragstream.common.bus.protocols import Publisher
 from ragstream.common.bus.spans import producer_span
 from ragstream.common.events import DocumentChange, encode
+from ragstream.common.models import DocumentRecord
 from ragstream.common.storage.protocols import DocumentStore
+from ragstream.common.versions import Outcome, delete_outcome, upsert_outcome
 from ragstream.query.transport import convert
 from ragstream.query.transport.gate import CallContext
 from ragstream.v1 import ingest_pb2, ingest_pb2_grpc
 
 DEFAULT_PAGE_SIZE = 100
+Judge = Callable[[DocumentRecord | None, DocumentChange], Outcome]
+"""What the indexer will do with a change, given the document's stored record."""
 
 
 def _changes(request: ingest_pb2.PublishDocumentsRequest, workspace: str) -> list[DocumentChange]:
@@ -60,15 +67,18 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
         self, request: ingest_pb2.PublishDocumentsRequest, context: CallContext
     ) -> ingest_pb2.PublishDocumentsResponse:
         workspace = convert.workspace_of(request.workspace, self._workspace)
-        return await self._publish(_changes(request, workspace))
+        return ingest_pb2.PublishDocumentsResponse(
+            results=await self._publish(_changes(request, workspace), upsert_outcome)
+        )
 
     async def DeleteDocuments(
         self, request: ingest_pb2.DeleteDocumentsRequest, context: CallContext
     ) -> ingest_pb2.DeleteDocumentsResponse:
         workspace = convert.workspace_of(request.workspace, self._workspace)
         changes = [DocumentChange(workspace, d, time.time_ns(), True) for d in request.doc_ids]
-        published = await self._publish(changes)
-        return ingest_pb2.DeleteDocumentsResponse(results=published.results)
+        return ingest_pb2.DeleteDocumentsResponse(
+            results=await self._publish(changes, delete_outcome)
+        )
 
     async def GetDocumentStatus(
         self, request: ingest_pb2.GetDocumentStatusRequest, context: CallContext
@@ -101,10 +111,18 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
             pending_document_events=progress.documents, pending_graph_merges=progress.merges
         )
 
-    async def _publish(self, changes: list[DocumentChange]) -> ingest_pb2.PublishDocumentsResponse:
+    async def _publish(
+        self, changes: list[DocumentChange], judge: Judge
+    ) -> list[ingest_pb2.PublishResult]:
+        """Publishes the changes; each result says what the indexer will do with its event,
+        judged against the stored records before publishing (see common.versions)."""
+        workspace = changes[0].workspace  # one request, one workspace; never empty
+        records = await self._docs.get_many(workspace, [c.doc_id for c in changes])
+        stored = {record.doc_id: record for record in records}
         with producer_span(self._topic, len(changes)):
             # Encoded inside the span: each record carries its context to the indexer.
             await self._publisher.publish(self._topic, [encode(change) for change in changes])
-        return ingest_pb2.PublishDocumentsResponse(
-            results=[ingest_pb2.PublishResult(doc_id=c.doc_id, version=c.version) for c in changes]
-        )
+        return [
+            convert.publish_result_pb(c, stored.get(c.doc_id), judge(stored.get(c.doc_id), c))
+            for c in changes
+        ]
