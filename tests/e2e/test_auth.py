@@ -271,6 +271,7 @@ def test_the_cli_sends_the_token_from_the_environment(server: ServeProcess, inde
 
 def http(server: ServeProcess, path: str, token: str | None, body: Any = None) -> tuple[int, Any]:
     headers = {"authorization": f"Bearer {token}"} if token else {}
+    headers["content-type"] = "application/json"
     data = None if body is None else json.dumps(body).encode()
     request = urllib.request.Request(f"http://{server.http_address}{path}", data, headers)
     try:
