@@ -70,9 +70,8 @@ class Page:
         self._waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._events: dict[str, asyncio.Event] = {}
         self.errors: list[str] = []
-        self.responses: list[tuple[str, str, int]] = []
-        """(method, URL, status) of every response the page's frames received."""
-        self._methods: dict[str, str] = {}
+        self._requests: dict[str, tuple[str, str]] = {}
+        self._statuses: dict[str, int] = {}
         self._reader = asyncio.create_task(self._read())
 
     async def _read(self) -> None:
@@ -91,11 +90,22 @@ class Page:
             self._events.setdefault(method, asyncio.Event()).set()
 
     def _network(self, method: str, params: dict[str, Any]) -> None:
+        # The raw response (ExtraInfo) may come before its request's event, and is the only
+        # one for a response CORS refuses; responseReceived is the only one for the cache.
         if method == "Network.requestWillBeSent":
-            self._methods[params["requestId"]] = params["request"]["method"]
+            request = params["request"]
+            self._requests[params["requestId"]] = (request["method"], request["url"])
+        elif method == "Network.responseReceivedExtraInfo":
+            self._statuses[params["requestId"]] = params["statusCode"]
         elif method == "Network.responseReceived":
-            verb = self._methods.get(params["requestId"], "?")
-            self.responses.append((verb, params["response"]["url"], params["response"]["status"]))
+            self._statuses[params["requestId"]] = params["response"]["status"]
+
+    @property
+    def responses(self) -> list[tuple[str, str, int]]:
+        """(method, URL, status) of every response the page's frames received, those the
+        page may not read (no-cors, or refused by CORS) included."""
+        known = self._statuses.keys() & self._requests.keys()
+        return [(*self._requests[i], self._statuses[i]) for i in known]
 
     async def send(self, method: str, **params: Any) -> dict[str, Any]:
         ident = next(self._ids)
