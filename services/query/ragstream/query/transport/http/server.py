@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.web_protocol import RequestPayloadError
 
 from ragstream.common.listen import parse_listen
@@ -55,14 +56,15 @@ def build_app(
     return app
 
 
-def _broken_body(record: logging.LogRecord) -> bool:
-    """aiohttp reads what a handler left of a body after the answer is sent, and logs a
-    traceback ("Unhandled exception") when that body turns out not to decode (a gzip body
-    that is not gzip): a client's fault, already answered, or answered 400 by `read_body`.
-    Such a record becomes one line, without the traceback."""
+def _client_fault(record: logging.LogRecord) -> bool:
+    """aiohttp logs a traceback at ERROR for requests it cannot parse (a malformed request
+    line or header, a Content-Encoding it does not know) and for a body that does not
+    decode, which it finds reading what a handler left after the answer. Both are a
+    client's fault, already answered 400: such a record becomes one line at INFO."""
     error = record.exc_info[1] if record.exc_info else None
-    if isinstance(error, RequestPayloadError):
-        log.info("closed a connection whose request body did not decode: %s", error)
+    refused = isinstance(error, HttpProcessingError) and (error.code or 400) < 500
+    if isinstance(error, RequestPayloadError) or refused:
+        log.info("refused a malformed request: %s", str(error).replace("\n", " "))
         return False
     return True
 
@@ -83,7 +85,7 @@ class HttpServer:
             app, handler_cancellation=True, access_log=None, shutdown_timeout=grace_s
         )
         self.port = 0
-        logging.getLogger("aiohttp.server").addFilter(_broken_body)
+        logging.getLogger("aiohttp.server").addFilter(_client_fault)
 
     async def start(self) -> None:
         await self._runner.setup()
