@@ -13,7 +13,9 @@ import aiohttp
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
+from ragstream.common.config import ServerConfig
 from ragstream.query.transport.gate import CallContext, Gate
 from ragstream.query.transport.http import sse
 from ragstream.query.transport.http.browser import SECURITY_HEADERS, Hosts, hostname
@@ -77,6 +79,14 @@ def test_host_names_are_read_and_matched() -> None:
     refused = ("attacker.example:8088", "corp.example.evil", "notcorp.example", "")
     assert not any(hosts.allow(h) for h in refused)
     assert Hosts.of("127.0.0.1", ("*",)).allow("anything.example")
+
+
+def test_allowed_hosts_are_names_without_scheme_or_port() -> None:
+    names = ("ragstream.example.com", ".example.com", "*")
+    assert ServerConfig(http_allowed_hosts=names).http_allowed_hosts == names
+    for wrong in ("http://ragstream.example.com", "ragstream.example.com:8080", "a b", ""):
+        with pytest.raises(ValidationError, match="without scheme or port"):
+            ServerConfig(http_allowed_hosts=(wrong,))
 
 
 async def test_forged_hosts_and_origins_are_refused_before_any_write(
