@@ -5,7 +5,6 @@ each RPC is tried for the granted workspace (it must answer with content) and fo
 one (it must be PERMISSION_DENIED).
 """
 
-import json
 import time
 import urllib.error
 import urllib.request
@@ -19,6 +18,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from ragstream.query.transport.auth import token_digest
 from ragstream.v1 import common_pb2, ingest_pb2, ingest_pb2_grpc, query_pb2, query_pb2_grpc
+from tests.support import http_json
 from tests.support.raw import UNDECODABLE, raw_error
 from tests.support.server import ServeProcess
 
@@ -270,14 +270,8 @@ def test_the_cli_sends_the_token_from_the_environment(server: ServeProcess, inde
 
 
 def http(server: ServeProcess, path: str, token: str | None, body: Any = None) -> tuple[int, Any]:
-    headers = {"authorization": f"Bearer {token}"} if token else {}
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(f"http://{server.http_address}{path}", data, headers)
-    try:
-        with urllib.request.urlopen(request, timeout=60) as reply:
-            return reply.status, json.loads(reply.read())
-    except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read())
+    assert server.http_address is not None
+    return http_json.call(server.http_address, path, body, token)
 
 
 def test_the_http_port_takes_the_same_tokens_and_grants(

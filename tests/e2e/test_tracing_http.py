@@ -33,6 +33,7 @@ def traceparent() -> tuple[str, str, dict[str, str]]:
 
 def post(server: ServeProcess, path: str, body: Any, headers: dict[str, str]) -> Any:
     data = json.dumps(body).encode()
+    headers = {**headers, "content-type": "application/json"}
     request = urllib.request.Request(f"http://{server.http_address}{path}", data, headers)
     with urllib.request.urlopen(request, timeout=60) as reply:
         return json.loads(reply.read())

@@ -33,7 +33,10 @@ EVERYTHING: dict[str, Any] = {
                 "sasl_username": "ragstream-indexer",
             }
         },
-        "server": {"http_cors_origins": ["https://console.example"]},
+        "server": {
+            "http_cors_origins": ["https://console.example"],
+            "http_allowed_hosts": ["ragstream.example"],
+        },
     },
     "secrets": {
         "elasticsearch": {"api_key": {"name": "ragstream-elasticsearch", "key": "api-key"}},

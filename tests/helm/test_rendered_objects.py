@@ -15,6 +15,7 @@ from pydantic import BaseModel, SecretStr
 from ragstream.common.config import Settings
 from tests.helm.chart import (
     CHART,
+    NAMESPACE,
     PRODUCTION_VALUES,
     RELEASE,
     Helm,
@@ -163,6 +164,8 @@ def test_the_http_port_is_off_unless_enabled(
     settings = container_settings(container_env(manifests, "query"), monkeypatch)
     assert settings.server.http_cors_origins == ("https://console.example",)
     assert settings.server.http_listen == "0.0.0.0:8443"
+    service_names = {f"{FULLNAME}-query", f"{FULLNAME}-query.{NAMESPACE}.svc.cluster.local"}
+    assert service_names | {"ragstream.example"} <= set(settings.server.http_allowed_hosts)
 
 
 def test_the_http_port_must_differ_from_the_grpc_port(

@@ -5,7 +5,9 @@ prints its path. The browser starts with a new empty profile and the flags that 
 the network (no background networking, component updates, sync or QUIC), on a DevTools port
 it picks itself; the protocol runs over aiohttp's WebSocket client, so the tests need no
 driver binary and no browser download. Clicks are real mouse events at an element's centre,
-so the page's own hit testing decides what is clicked.
+so the page's own hit testing decides what is clicked. A page's errors are its uncaught
+exceptions, console errors and Content-Security-Policy violations; every response it
+receives is recorded with its status, opaque (no-cors) ones included.
 """
 
 from __future__ import annotations
@@ -38,6 +40,13 @@ FLAGS = (
     "--remote-debugging-port=0",
 )
 
+REPORT_CSP = (
+    "document.addEventListener('securitypolicyviolation', (e) =>"
+    " console.error(`CSP refused ${e.blockedURI} (${e.violatedDirective})`));"
+)
+"""Run in every document before its own scripts: the page's Content-Security-Policy
+violations become console errors, so `Page.errors` holds them."""
+
 
 class BrowserError(RuntimeError):
     """The browser or the page did not do what the test waited for."""
@@ -61,6 +70,8 @@ class Page:
         self._waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._events: dict[str, asyncio.Event] = {}
         self.errors: list[str] = []
+        self._requests: dict[str, tuple[str, str]] = {}
+        self._statuses: dict[str, int] = {}
         self._reader = asyncio.create_task(self._read())
 
     async def _read(self) -> None:
@@ -74,7 +85,27 @@ class Page:
                 self.errors.append(json.dumps(message["params"]["exceptionDetails"])[:2000])
             elif method == "Runtime.consoleAPICalled" and message["params"]["type"] == "error":
                 self.errors.append(json.dumps(message["params"]["args"])[:2000])
+            elif method.startswith("Network."):
+                self._network(method, message["params"])
             self._events.setdefault(method, asyncio.Event()).set()
+
+    def _network(self, method: str, params: dict[str, Any]) -> None:
+        # The raw response (ExtraInfo) may come before its request's event, and is the only
+        # one for a response CORS refuses; responseReceived is the only one for the cache.
+        if method == "Network.requestWillBeSent":
+            request = params["request"]
+            self._requests[params["requestId"]] = (request["method"], request["url"])
+        elif method == "Network.responseReceivedExtraInfo":
+            self._statuses[params["requestId"]] = params["statusCode"]
+        elif method == "Network.responseReceived":
+            self._statuses[params["requestId"]] = params["response"]["status"]
+
+    @property
+    def responses(self) -> list[tuple[str, str, int]]:
+        """(method, URL, status) of every response the page's frames received, those the
+        page may not read (no-cors, or refused by CORS) included."""
+        known = self._statuses.keys() & self._requests.keys()
+        return [(*self._requests[i], self._statuses[i]) for i in known]
 
     async def send(self, method: str, **params: Any) -> dict[str, Any]:
         ident = next(self._ids)
@@ -190,8 +221,9 @@ async def chromium(profile: Path, log: Path) -> AsyncIterator[Page]:
             url = next(t["webSocketDebuggerUrl"] for t in targets if t["type"] == "page")
             socket = await session.ws_connect(url, max_msg_size=64 * 1024 * 1024)
             page = Page(socket)
-            for domain in ("Page", "Runtime"):
+            for domain in ("Page", "Runtime", "Network"):
                 await page.send(f"{domain}.enable")
+            await page.send("Page.addScriptToEvaluateOnNewDocument", source=REPORT_CSP)
             try:
                 yield page
             finally:

@@ -107,7 +107,8 @@ async def test_a_bad_body_or_field_is_400_naming_the_field(
         assert status == 400 and reply["code"] == 3
         assert detail["@type"] == "type.googleapis.com/google.rpc.BadRequest"
         assert detail["fieldViolations"][0]["field"] == field
-    async with session.post(f"{base}/v1/retrieve", data=b"{not json") as raw:
+    json_type = {"content-type": "application/json"}
+    async with session.post(f"{base}/v1/retrieve", data=b"{not json", headers=json_type) as raw:
         assert raw.status == 400
     assert queries.calls == 0
 

@@ -10,6 +10,7 @@ Each stage receives only its own section (e.g. `chunk(text, settings.chunking)`)
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from contextvars import ContextVar
 from pathlib import Path
@@ -39,6 +40,7 @@ from ragstream.common.listen import ListenError, parse_listen
 from ragstream.common.text.language import parse_languages
 
 WORKSPACE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
+_HOST_NAME = re.compile(r"^\.?[A-Za-z0-9_]([A-Za-z0-9_.-]{0,252})$")
 
 
 class Section(BaseModel):
@@ -63,6 +65,22 @@ class ServerConfig(Section):
     http_cors_origins: tuple[str, ...] = ()
     """Origins (e.g. https://app.example.com, or "*") whose pages may call the HTTP API from
     a browser; empty: no CORS headers, so only same-origin pages (the console) can."""
+    http_allowed_hosts: tuple[str, ...] = ()
+    """Names the HTTP port may be reached by (its requests' Host header), beside IP addresses,
+    localhost and the http_listen host: e.g. ragstream.example.com, or .example.com for a
+    domain and every name under it, or "*" for any; other names are refused (403), so that a
+    page of another site cannot reach the port by rebinding its own name to the address."""
+
+    @field_validator("http_allowed_hosts")
+    @classmethod
+    def _host_names(cls, names: tuple[str, ...]) -> tuple[str, ...]:
+        for name in names:
+            if name != "*" and not _HOST_NAME.match(name):
+                raise ValueError(
+                    f"{name!r} is not a host name: give a name (ragstream.example.com), a "
+                    'domain (.example.com) or "*", without scheme or port'
+                )
+        return names
 
     @field_validator("listen", "http_listen")
     @classmethod

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from ragstream.common.bus.progress import Progress, indexing_progress
 from ragstream.common.config import Settings
 from ragstream.common.health import HealthServer
-from ragstream.common.listen import check_listen
+from ragstream.common.listen import check_listen, parse_listen
 from ragstream.common.providers.scheduler import Priority
 from ragstream.common.registry import Backends
 from ragstream.common.text.analyzer import preload_segmenter
@@ -27,6 +27,7 @@ from ragstream.query.transport.auth import (
 )
 from ragstream.query.transport.gate import Gate, admissions
 from ragstream.query.transport.graph import GraphServicer
+from ragstream.query.transport.http.browser import Hosts
 from ragstream.query.transport.http.routes import build_routes
 from ragstream.query.transport.http.server import HttpServer, build_app
 from ragstream.query.transport.ingest import IngestServicer
@@ -139,6 +140,7 @@ def build_http_server(
         gate,
         settings.server.http_cors_origins,
         settings.server.max_message_mb,
+        Hosts.of(parse_listen(listen)[0], settings.server.http_allowed_hosts),
     )
     return HttpServer(listen, app, server_ssl_context(settings.auth))
 

@@ -30,6 +30,9 @@ Desc = Any
 """A message Descriptor (the pure-Python or the upb one, whichever protobuf runs on)."""
 Field = Any
 """A FieldDescriptor, likewise."""
+MAX_DEPTH = 32
+"""Deepest nesting of a JSON body. Requests nest five levels at most (documents[].metadata);
+deeper bodies are refused before protobuf, whose parser and our error locator recurse."""
 _LEAF_TYPES = frozenset({"google.protobuf.Timestamp", "google.protobuf.Duration"})
 
 
@@ -44,11 +47,31 @@ def parse_body(raw: bytes, message: M) -> M:
     """The message a JSON body describes; an empty body is the empty message."""
     if not raw.strip():
         return message
+    too_deep = f"must not nest arrays and objects more than {MAX_DEPTH} deep"
     try:
         data = json.loads(raw)
+    except RecursionError:
+        raise _bad(BODY, too_deep) from None
     except (ValueError, UnicodeDecodeError):
         raise _bad(BODY, "must be a JSON object (application/json, UTF-8)") from None
+    if depth(data) > MAX_DEPTH:
+        raise _bad(BODY, too_deep)
     return parse_dict(data, message)
+
+
+def depth(data: object) -> int:
+    """How deep arrays and objects nest in `data` (a scalar: 0), counted without recursion
+    and no further than one level past MAX_DEPTH."""
+    deepest = 0
+    pending: list[tuple[object, int]] = [(data, 1)]
+    while pending and deepest <= MAX_DEPTH:
+        value, level = pending.pop()
+        if isinstance(value, dict):
+            value = list(value.values())
+        if isinstance(value, list):
+            deepest = max(deepest, level)
+            pending.extend((item, level + 1) for item in value)
+    return deepest
 
 
 def parse_dict(data: object, message: M, what: str = "invalid JSON body") -> M:

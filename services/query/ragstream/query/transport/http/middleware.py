@@ -4,8 +4,9 @@
   the HTTP conventions' attributes (http.request.method, http.route, url.path,
   http.response.status_code) and the RPC it maps to (rpc.service, rpc.method); the stage
   spans below are its children, as under a gRPC call. 5xx answers mark it failed.
-- Errors: an unknown route or method under /v1/ answers a google.rpc.Status JSON like every
-  other refusal; an unexpected exception is logged and answers 500 UNKNOWN.
+- Errors: an unknown route or method under /v1/, a body too large or unreadable, answers a
+  google.rpc.Status JSON like every other refusal, with its own 4xx code (a 405 with
+  `Allow`); an unexpected exception is logged and answers 500 UNKNOWN.
 - CORS: off unless `server.http_cors_origins` lists origins (or "*"); then those origins may
   call the API from a browser, with the Authorization, Content-Type, grpc-timeout and
   traceparent headers, and preflight requests are answered here.
@@ -24,9 +25,23 @@ from opentelemetry import propagate
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from ragstream.common.telemetry import mark_failed, tracer
+from ragstream.query.transport.http.status import status_response
 
 log = logging.getLogger(__name__)
 API_PREFIX = "/v1/"
+HTTP_FAULTS: dict[int, int] = {
+    404: code_pb2.NOT_FOUND,
+    # The method is one this route does not serve: google.rpc.Code's UNIMPLEMENTED ("not
+    # implemented or not supported") as grpc-gateway answers a 405, the HTTP code staying the
+    # more precise 405, whose `Allow` header lists the methods it does serve.
+    405: code_pb2.UNIMPLEMENTED,
+    # A body over server.max_message_mb: RESOURCE_EXHAUSTED, what the gRPC port answers a
+    # message over the same limit, so both ports refuse it alike; no RetryInfo, as retrying
+    # the same body cannot succeed.
+    413: code_pb2.RESOURCE_EXHAUSTED,
+}
+"""The google.rpc code of each client fault aiohttp raises; any other 4xx (a body it could
+not read, e.g. a broken Content-Encoding) is INVALID_ARGUMENT."""
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 ALLOWED_HEADERS = "authorization, content-type, grpc-timeout, traceparent, tracestate"
 
@@ -72,13 +87,20 @@ async def json_errors(request: web.Request, handler: Handler) -> web.StreamRespo
     except web.HTTPException as exc:
         if exc.status < 400 or not request.path.startswith(API_PREFIX):
             raise
-        code = code_pb2.NOT_FOUND if exc.status == 404 else code_pb2.UNIMPLEMENTED
-        body = {"code": code, "message": f"{request.method} {request.path}: {exc.reason}"}
-        return web.json_response(body, status=exc.status)
+        fault = code_pb2.INVALID_ARGUMENT if exc.status < 500 else code_pb2.UNKNOWN
+        code = HTTP_FAULTS.get(exc.status, fault)
+        allow = {"Allow": exc.headers["Allow"]} if "Allow" in exc.headers else None
+        message = f"{request.method} {request.path}: {_describe(exc)}"
+        return status_response(exc.status, code, message, allow)
     except Exception:
         log.exception("%s %s failed", request.method, request.path)
-        body = {"code": code_pb2.UNKNOWN, "message": "the server failed; see its log"}
-        return web.json_response(body, status=500)
+        return status_response(500, code_pb2.UNKNOWN, "the server failed; see its log")
+
+
+def _describe(exc: web.HTTPException) -> str:
+    """aiohttp's text when it says more than the status line (the body limit, in bytes)."""
+    text = exc.text or ""
+    return exc.reason if text.startswith(f"{exc.status}:") else text
 
 
 def install_cors(app: web.Application, origins: Sequence[str]) -> None:

@@ -16,7 +16,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from aiohttp import web
+from aiohttp import hdrs, web
+from aiohttp.web_protocol import RequestPayloadError
 from google.protobuf import message_factory
 from google.protobuf.message import Message
 from opentelemetry import trace
@@ -121,7 +122,7 @@ def handler(route: Route, gate: Gate) -> Handler:
             if request.method == "GET":
                 message = parse_query(request.query, route.request())
             else:
-                message = parse_body(await request.read(), route.request())
+                message = parse_body(await read_body(request), route.request())
             gate.check(message, grant)
             allowed = deadline(request.headers)
             context = Deadline.after(allowed)
@@ -137,9 +138,31 @@ def handler(route: Route, gate: Gate) -> Handler:
     return handle
 
 
+async def read_body(request: web.Request) -> bytes:
+    """The body, decoded from its Content-Encoding; one that does not decode is the
+    client's fault (INVALID_ARGUMENT), not the server's."""
+    try:
+        return await request.read()
+    except RequestPayloadError as exc:
+        violation = Violation("Content-Encoding", "names an encoding the body is not in")
+        raise invalid([violation], "unreadable body") from exc
+
+
+def options(methods: str) -> Handler:
+    """OPTIONS: the methods a route serves (CORS preflights are answered before, when the
+    origin is one of server.http_cors_origins)."""
+
+    async def answer(request: web.Request) -> web.StreamResponse:
+        return web.Response(status=204, headers={hdrs.ALLOW: methods})
+
+    return answer
+
+
 def add_routes(app: web.Application, routes: list[Route], gate: Gate) -> None:
     for route in routes:
         handle = handler(route, gate)
         app.router.add_post(route.path, handle)
         if route.read:
             app.router.add_get(route.path, handle, allow_head=False)
+        methods = "GET, POST, OPTIONS" if route.read else "POST, OPTIONS"
+        app.router.add_route(hdrs.METH_OPTIONS, route.path, options(methods))

@@ -17,9 +17,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
+from aiohttp.web_protocol import RequestPayloadError
 
 from ragstream.common.listen import parse_listen
 from ragstream.query.transport.gate import Gate
+from ragstream.query.transport.http.browser import Hosts, add_security_headers, guard
 from ragstream.query.transport.http.middleware import install_cors, json_errors, traced
 from ragstream.query.transport.http.routes import Route, add_routes
 
@@ -28,11 +31,19 @@ CONSOLE = Path(__file__).parent / "console"
 
 
 def build_app(
-    routes: list[Route], gate: Gate, cors_origins: Sequence[str] = (), max_body_mb: int = 16
+    routes: list[Route],
+    gate: Gate,
+    cors_origins: Sequence[str] = (),
+    max_body_mb: int = 16,
+    hosts: Hosts | None = None,
 ) -> web.Application:
-    """The API routes behind the gate, the console at / and /console/, CORS if asked."""
+    """The API routes behind the gate, the console at / and /console/, CORS if asked;
+    requests a browser could be made to send from another site are refused (`browser`),
+    `hosts` being the names the Host header may give (default: addresses and localhost)."""
     limit = max_body_mb * 1024 * 1024
-    app = web.Application(middlewares=[traced, json_errors], client_max_size=limit)
+    guarded = guard(hosts or Hosts.of("localhost"), cors_origins)
+    app = web.Application(middlewares=[traced, json_errors, guarded], client_max_size=limit)
+    app.on_response_prepare.append(add_security_headers)
     add_routes(app, routes, gate)
 
     async def index(request: web.Request) -> web.FileResponse:
@@ -43,6 +54,19 @@ def build_app(
     if cors_origins:
         install_cors(app, cors_origins)
     return app
+
+
+def _client_fault(record: logging.LogRecord) -> bool:
+    """aiohttp logs a traceback at ERROR for requests it cannot parse (a malformed request
+    line or header, a Content-Encoding it does not know) and for a body that does not
+    decode, which it finds reading what a handler left after the answer. Both are a
+    client's fault, already answered 400: such a record becomes one line at INFO."""
+    error = record.exc_info[1] if record.exc_info else None
+    refused = isinstance(error, HttpProcessingError) and (error.code or 400) < 500
+    if isinstance(error, RequestPayloadError) or refused:
+        log.info("refused a malformed request: %s", str(error).replace("\n", " "))
+        return False
+    return True
 
 
 class HttpServer:
@@ -61,6 +85,7 @@ class HttpServer:
             app, handler_cancellation=True, access_log=None, shutdown_timeout=grace_s
         )
         self.port = 0
+        logging.getLogger("aiohttp.server").addFilter(_client_fault)
 
     async def start(self) -> None:
         await self._runner.setup()

@@ -2,7 +2,8 @@
 
 Each response message is one event: its `event:` is the name of the message's oneof case
 (StreamQuery sends `context`, then `delta`s, then `end`), its `data:` the whole message in
-protobuf's JSON mapping, on one line. A refusal before the first message is an ordinary
+protobuf's JSON mapping, on one line (`data_line`: no character any client may take for
+a line's end appears raw in it). A refusal before the first message is an ordinary
 error response (google.rpc.Status JSON, its HTTP code); once events have been sent, a failure
 ends the stream with an `error` event whose data is the google.rpc.Status.
 """
@@ -30,6 +31,8 @@ HEADERS = {
     "X-Accel-Buffering": "no",  # proxies that buffer responses must pass events on at once
 }
 
+_SEPARATORS = {ord(c): f"\\u{ord(c):04x}" for c in "\u0085\u2028\u2029"}
+
 
 def event(message: Message) -> bytes:
     oneofs = message.DESCRIPTOR.oneofs
@@ -38,8 +41,17 @@ def event(message: Message) -> bytes:
 
 
 def _frame(name: str, data: dict[str, Any]) -> bytes:
+    return f"event: {name}\ndata: {data_line(data)}\n\n".encode()
+
+
+def data_line(data: dict[str, Any]) -> str:
+    """`data` as JSON on one line whatever text it holds: JSON escapes CR and LF itself, and
+    here also the characters other line splitters break at (U+0085 NEL, U+2028 LINE
+    SEPARATOR, U+2029 PARAGRAPH SEPARATOR; JavaScript's and Python's splitlines do), so no
+    client can cut an event's data short. Other text stays UTF-8, half the size of escapes
+    for most scripts."""
     payload = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    return f"event: {name}\ndata: {payload}\n\n".encode()
+    return payload.translate(_SEPARATORS)
 
 
 async def stream(

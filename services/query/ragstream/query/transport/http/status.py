@@ -3,7 +3,8 @@
 The codes map as google.rpc.Code documents them (and as grpc-gateway maps them), so a
 client reads the same `code`, `message` and `details` (BadRequest field violations, RetryInfo)
 as a gRPC client gets in its status. 401 also says `WWW-Authenticate: Bearer`; 429 says
-`Retry-After` (whole seconds, rounded up).
+`Retry-After` (whole seconds, rounded up). Refusals made by the port itself (an unknown
+route, a body too large, a forged browser request) are google.rpc.Status JSON too.
 """
 
 from __future__ import annotations
@@ -48,3 +49,11 @@ def refusal(rejected: Rejected) -> web.Response:
         status=HTTP_STATUS.get(rejected.code, 500),
         headers=headers,
     )
+
+
+def status_response(
+    http_status: int, code: int, message: str, headers: dict[str, str] | None = None
+) -> web.Response:
+    """A refusal made here, not by the gate: a google.rpc.Status with no details."""
+    body = {"code": code, "message": message}
+    return web.json_response(body, status=http_status, headers=headers)

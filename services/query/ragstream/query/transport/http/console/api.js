@@ -1,6 +1,9 @@
 // The console's client of the HTTP/JSON API: the same routes and bodies as curl uses.
 // Requests carry the workspace and, when one is entered, the bearer token; a refusal
-// (google.rpc.Status JSON) becomes an Error whose message names the broken field.
+// (google.rpc.Status JSON) becomes an Error whose message names the broken field, and a
+// refusal of the token or workspace (401, 403) first tells the views to clear themselves,
+// so nothing another token or workspace could read stays on screen.
+import { EventParser } from "./sse.js";
 
 const workspaceInput = () => document.getElementById("workspace");
 const tokenInput = () => document.getElementById("token");
@@ -17,7 +20,23 @@ function headers(json) {
   return result;
 }
 
+const authListeners = [];
+
+// Calls listener(error) whenever the server refuses the token or the workspace.
+export function onAuthError(listener) {
+  authListeners.push(listener);
+}
+
 async function failure(response) {
+  const error = new Error(await describe(response));
+  error.status = response.status;
+  if (response.status === 401 || response.status === 403) {
+    for (const listener of authListeners) listener(error);
+  }
+  return error;
+}
+
+async function describe(response) {
   let text = `${response.status} ${response.statusText}`;
   try {
     const status = await response.json();
@@ -29,7 +48,7 @@ async function failure(response) {
   } catch (_) {
     // not JSON: keep the status line
   }
-  return new Error(text);
+  return text;
 }
 
 // GETs a read route with the workspace (when one is entered) and `params` as parameters.
@@ -65,20 +84,13 @@ export async function stream(path, body, onEvent) {
   if (!response.ok) throw await failure(response);
   const reader = response.body.getReader();
   const decoder = new TextDecoder();
-  let buffer = "";
+  const events = new EventParser((name, data) => onEvent(name, JSON.parse(data)));
   for (;;) {
     const { value, done } = await reader.read();
     if (done) break;
-    buffer += decoder.decode(value, { stream: true });
-    let end;
-    while ((end = buffer.indexOf("\n\n")) >= 0) {
-      const frame = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      const name = /^event: (.*)$/m.exec(frame)?.[1] ?? "message";
-      const data = /^data: (.*)$/m.exec(frame)?.[1];
-      if (data !== undefined) onEvent(name, JSON.parse(data));
-    }
+    events.push(decoder.decode(value, { stream: true }));
   }
+  events.push(decoder.decode(), true);
 }
 
 export function showError(error) {

@@ -77,6 +77,18 @@ export async function refreshDocuments() {
   }
 }
 
+// Empties the table, the summary and the counts.
+export function clearDocuments() {
+  nextToken = "";
+  shown = [];
+  document.querySelector("#document-table tbody").replaceChildren();
+  document.getElementById("document-summary").textContent = "";
+  document.getElementById("more-documents").hidden = true;
+  for (const id of ["pending-documents", "pending-merges", "entity-count", "relation-count"]) {
+    document.getElementById(id).textContent = "–";
+  }
+}
+
 export function initDocuments() {
   document.getElementById("more-documents").addEventListener("click", () => {
     loadPage(false).catch(showError);

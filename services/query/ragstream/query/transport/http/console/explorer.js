@@ -100,6 +100,14 @@ export async function refreshTop() {
   }
 }
 
+// Empties the drawing, the search hits, the best connected entities and the details.
+export function clearExplorer() {
+  view.clear();
+  byId("entity-hits-list").replaceChildren();
+  byId("top-entities").replaceChildren();
+  details(el("p", { class: "muted" }, "Nothing selected."));
+}
+
 export function initExplorer() {
   view = new GraphView(byId("graph-view"), { onNode: select, onEdge: selectEdge });
   window.ragstreamGraph = view; // for debugging from the browser's console

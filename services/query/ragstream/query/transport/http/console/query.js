@@ -82,6 +82,18 @@ async function ask(event) {
   }
 }
 
+// Empties the answer, its context, references, notes and timings.
+export function clearQuery() {
+  const answer = byId("answer");
+  answer.textContent = "";
+  delete answer.dataset.done;
+  for (const id of ["chunk-count", "entity-hits", "relation-hits", "notes"]) byId(id).textContent = "";
+  for (const id of ["context-chunks", "context-entities", "context-relations", "references"]) {
+    byId(id).replaceChildren();
+  }
+  byId("timings").tBodies[0].replaceChildren();
+}
+
 export function initQuery() {
   byId("query-form").addEventListener("submit", ask);
 }
