@@ -1,0 +1,118 @@
+"""Real documents through conversion, indexing and retrieval on the embedded stores: the
+boilerplate of a web page never reaches a chunk or the graph, front matter filters, and
+every chunk knows its page and offsets, also after an edit before it."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from ragstream.cli.formats import convert
+from ragstream.common.config import QueryDefaults
+from ragstream.common.events import DocumentChange
+from ragstream.common.models import SearchFilter
+from ragstream.common.timing import StageTimer
+from ragstream.query.main import build_engine
+from ragstream.query.transport.convert import query_options
+from ragstream.query.types import Mode, QueryInput, Retrieval
+from ragstream.v1 import query_pb2
+from tests.support.documents import BLOG_ARTICLE, BLOG_BOILERPLATE, BLOG_PAGE, pdf_bytes
+from tests.support.pipeline import Pipeline, embedded_settings, running_pipeline
+
+WS = "documents"
+PAGES = [
+    "Mira Okafor leads the Tern sensor team in Tromso.",
+    "Kestrel Optics delivered 97 percent of lens orders on time.",
+    "The Skua drone completed its sea trials in Bergen in May.",
+]
+QUESTIONS = {
+    "Who leads the Tern sensor team?": 1,
+    "Which supplier delivered lens orders on time?": 2,
+    "Where did the Skua drone complete its sea trials?": 3,
+}
+FRONT_MATTER = b"""---
+title: Field notes
+author: Ines Duarte
+date: 2026-03-12
+tags: [sonar, winter]
+---
+# Field notes
+
+Ines Duarte replaced the Fulmar mast sonar in January.
+"""
+
+
+async def publish_file(pipeline: Pipeline, name: str, data: bytes, version: int = 1) -> str:
+    converted = convert(Path(name), data)
+    change = DocumentChange(WS, name, version, False, converted.text, name, converted.metadata)
+    await pipeline.publish([change])
+    await pipeline.idle()
+    return converted.text
+
+
+async def retrieve(
+    pipeline: Pipeline, text: str, search_filter: SearchFilter | None = None
+) -> Retrieval:
+    options = replace(query_options(query_pb2.QueryParams(), QueryDefaults()), mode=Mode.NAIVE)
+    engine = build_engine(pipeline.settings, pipeline.backends)
+    q = QueryInput(WS, text, options, search_filter or SearchFilter())
+    return await engine.retrieve(q, StageTimer())
+
+
+async def test_a_web_pages_boilerplate_reaches_no_chunk_and_no_entity(tmp_path: Path) -> None:
+    async with running_pipeline(embedded_settings(tmp_path)) as pipeline:
+        await publish_file(pipeline, "blog.html", BLOG_PAGE.encode())
+        dump = await pipeline.dump(WS)
+    chunks = "\n".join(text for text, *_ in dump["chunks"].values())
+    assert [piece for piece in BLOG_BOILERPLATE if piece in chunks] == []
+    assert [piece for piece in BLOG_ARTICLE if piece not in chunks] == []
+    assert {"mira okafor", "kestrel optics"} <= set(dump["entities"])
+    # (the article's own table has a "Contact" column: only the footer's link is boilerplate)
+    names = {"facebook", "twitter", "instagram", "terms", "contact us", "home", "careers"}
+    assert names.isdisjoint(dump["entities"])
+
+
+async def test_front_matter_fields_filter_and_are_in_no_chunk(tmp_path: Path) -> None:
+    async with running_pipeline(embedded_settings(tmp_path)) as pipeline:
+        await publish_file(pipeline, "notes.md", FRONT_MATTER)
+        question = "Who replaced the Fulmar mast sonar?"
+        by = {"author": "Ines Duarte"}
+        found = await retrieve(pipeline, question, SearchFilter(metadata=by))
+        tags = {"tags": "sonar, winter"}
+        tagged = await retrieve(pipeline, question, SearchFilter(metadata=tags))
+        other = await retrieve(pipeline, question, SearchFilter(metadata={"author": "Mira"}))
+        dump = await pipeline.dump(WS)
+    assert [c.doc_id for c in found.chunks] == ["notes.md"] == [c.doc_id for c in tagged.chunks]
+    assert other.chunks == []
+    chunks = "\n".join(text for text, *_ in dump["chunks"].values())
+    assert "author" not in chunks and "2026-03-12" not in chunks and "---" not in chunks
+    assert "field" not in dump["entities"]
+    assert found.references[0].title == "Field notes"
+    assert found.references[0].section == ("Field notes",)
+
+
+async def test_each_question_about_a_pdf_cites_the_page_that_answers_it(tmp_path: Path) -> None:
+    async with running_pipeline(embedded_settings(tmp_path)) as pipeline:
+        await publish_file(pipeline, "report.pdf", pdf_bytes(PAGES, "Tern report"))
+        for question, page in QUESTIONS.items():
+            top = (await retrieve(pipeline, question)).references[0]
+            assert (top.doc_id, top.first_page, top.last_page) == ("report.pdf", page, page)
+            assert top.title == "Tern report"
+
+
+async def test_an_edit_before_a_chunk_keeps_its_id_and_refreshes_its_offsets(
+    tmp_path: Path,
+) -> None:
+    async with running_pipeline(embedded_settings(tmp_path)) as pipeline:
+        await publish_file(pipeline, "report.pdf", pdf_bytes(PAGES))
+        before = (await pipeline.dump(WS))["chunks"]
+        edited = ["Preface: this report was revised in June.\n\n" + PAGES[0], *PAGES[1:]]
+        text = await publish_file(pipeline, "report.pdf", pdf_bytes(edited), version=2)
+        after = (await pipeline.dump(WS))["chunks"]
+    kept = set(before) & set(after)
+    assert len(kept) == 2 and len(after) == 3  # the edited page's chunk alone is new
+    for chunk_id in kept:
+        content, *_, attrs = after[chunk_id]
+        assert text[attrs["start"] : attrs["end"]] == content
+        assert attrs["start"] > before[chunk_id][-1]["start"]
+        assert attrs["pages"] == before[chunk_id][-1]["pages"]
