@@ -21,21 +21,11 @@ import pytest
 
 from ragstream.testing.openai_server import OpenAITestServer
 from ragstream.v1 import query_pb2, query_pb2_grpc
-from tests.support.documents import pdf_bytes
+from tests.support.documents import PAGE_QUESTIONS, PAGES, pdf_bytes
 from tests.support.server import ServeProcess
 
 pytestmark = pytest.mark.e2e
 WS = "cite"
-PAGES = [
-    "Mira Okafor leads the Tern sensor team in Tromso.",
-    "Kestrel Optics delivered 97 percent of lens orders on time.",
-    "The Skua drone completed its sea trials in Bergen in May.",
-]
-QUESTIONS = {
-    "Who leads the Tern sensor team?": 1,
-    "Which supplier delivered lens orders on time?": 2,
-    "Where did the Skua drone complete its sea trials?": 3,
-}
 ASKED = "Who leads the Tern team, which supplier delivered lens orders, where were Skua trials?"
 _REFERENCE = re.compile(r"^\[(\d+)\] .*?p\. (\d+)", re.MULTILINE)
 
@@ -105,7 +95,7 @@ def test_each_question_cites_its_page_over_grpc_http_and_the_command_line(
     assert served.http_address is not None
     with grpc.insecure_channel(served.address) as channel:
         stub = query_pb2_grpc.QueryServiceStub(channel)
-        for question, page in QUESTIONS.items():
+        for question, page in PAGE_QUESTIONS.items():
             params = query_pb2.QueryParams(mode=query_pb2.QUERY_MODE_NAIVE)
             request = query_pb2.RetrieveRequest(workspace=WS, query=question, params=params)
             top = stub.Retrieve(request).references[0]

@@ -16,20 +16,17 @@ from ragstream.query.main import build_engine
 from ragstream.query.transport.convert import query_options
 from ragstream.query.types import Mode, QueryInput, Retrieval
 from ragstream.v1 import query_pb2
-from tests.support.documents import BLOG_ARTICLE, BLOG_BOILERPLATE, BLOG_PAGE, pdf_bytes
+from tests.support.documents import (
+    BLOG_ARTICLE,
+    BLOG_BOILERPLATE,
+    BLOG_PAGE,
+    PAGE_QUESTIONS,
+    PAGES,
+    pdf_bytes,
+)
 from tests.support.pipeline import Pipeline, embedded_settings, running_pipeline
 
 WS = "documents"
-PAGES = [
-    "Mira Okafor leads the Tern sensor team in Tromso.",
-    "Kestrel Optics delivered 97 percent of lens orders on time.",
-    "The Skua drone completed its sea trials in Bergen in May.",
-]
-QUESTIONS = {
-    "Who leads the Tern sensor team?": 1,
-    "Which supplier delivered lens orders on time?": 2,
-    "Where did the Skua drone complete its sea trials?": 3,
-}
 FRONT_MATTER = b"""---
 title: Field notes
 author: Ines Duarte
@@ -94,7 +91,7 @@ async def test_front_matter_fields_filter_and_are_in_no_chunk(tmp_path: Path) ->
 async def test_each_question_about_a_pdf_cites_the_page_that_answers_it(tmp_path: Path) -> None:
     async with running_pipeline(embedded_settings(tmp_path)) as pipeline:
         await publish_file(pipeline, "report.pdf", pdf_bytes(PAGES, "Tern report"))
-        for question, page in QUESTIONS.items():
+        for question, page in PAGE_QUESTIONS.items():
             top = (await retrieve(pipeline, question)).references[0]
             assert (top.doc_id, top.first_page, top.last_page) == ("report.pdf", page, page)
             assert top.title == "Tern report"

@@ -89,3 +89,16 @@ BLOG_ARTICLE = (
     "the most reliable supplier for two years running",
 )
 """Pieces of the article: all of them must."""
+
+PAGES = [
+    "Mira Okafor leads the Tern sensor team in Tromso.",
+    "Kestrel Optics delivered 97 percent of lens orders on time.",
+    "The Skua drone completed its sea trials in Bergen in May.",
+]
+"""The pages of a PDF whose pages hold different facts."""
+PAGE_QUESTIONS = {
+    "Who leads the Tern sensor team?": 1,
+    "Which supplier delivered lens orders on time?": 2,
+    "Where did the Skua drone complete its sea trials?": 3,
+}
+"""A question on each page of PAGES, and that page's number."""
