@@ -14,6 +14,7 @@ import sys
 import threading
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -21,11 +22,13 @@ import pytest
 
 from ragstream.testing.openai_server import OpenAITestServer
 from ragstream.v1 import query_pb2, query_pb2_grpc
+from tests.support.browser import chromium
 from tests.support.documents import PAGE_QUESTIONS, PAGES, pdf_bytes
-from tests.support.server import ServeProcess
+from tests.support.server import REPO, ServeProcess
 
 pytestmark = pytest.mark.e2e
 WS = "cite"
+OUTPUT = REPO / "tests" / "output" / "console"
 ASKED = "Who leads the Tern team, which supplier delivered lens orders, where were Skua trials?"
 _REFERENCE = re.compile(r"^\[(\d+)\] .*?p\. (\d+)", re.MULTILINE)
 
@@ -138,3 +141,36 @@ def test_an_answers_references_are_exactly_the_passages_its_markers_cite(
     assert shown.returncode == 0, shown.stderr
     assert "p. 2" in shown.stdout and "p. 3" in shown.stdout and "p. 1" not in shown.stdout
     assert "(and 1 more in the context)" in shown.stdout
+
+
+async def test_in_the_console_each_marker_opens_the_passage_it_cites(
+    served: ServeProcess, tmp_path: Path
+) -> None:
+    OUTPUT.mkdir(parents=True, exist_ok=True)
+    async with chromium(tmp_path / "profile", OUTPUT / "chromium-citations.log") as page:
+        await page.goto(f"http://{served.http_address}/?workspace={WS}")
+        await page.click("#tabs button[data-tab=query]")
+        await page.type("#question", ASKED)
+        await page.evaluate("document.getElementById('mode').value = 'QUERY_MODE_NAIVE'")
+        await page.type("#chunk-top-k", "3")
+        await page.click("#ask")
+        await page.wait_for("document.getElementById('answer').dataset.done === 'true'", 60)
+        markers = await page.evaluate(
+            "[...document.querySelectorAll('#answer a.cite')].map(a => a.dataset.ref)"
+        )
+        listed = await page.evaluate(
+            "[...document.querySelectorAll('#references li')].map(li => li.textContent)"
+        )
+        assert len(markers) == 2 and "99" not in markers  # the slip stays text
+        assert sorted(listed) == ["Tern report, p. 2", "Tern report, p. 3"]
+        for ref in markers:
+            selector = f'#answer a.cite[data-ref="{ref}"]'
+            await page.click(selector)
+            opened = await page.wait_for(
+                "document.querySelector('.chunk.open')?.dataset.ref", timeout_s=10
+            )
+            href = await page.evaluate(f"document.querySelector('{selector}').hash")
+            assert opened == ref
+            assert await page.evaluate("document.querySelector('.chunk.open').id") == href[1:]
+        await page.screenshot(OUTPUT / "citations.png")
+        assert page.errors == []
