@@ -7,10 +7,12 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from ragstream.cli.formats import convert
-from ragstream.common.config import QueryDefaults
+from ragstream.common.config import QueryDefaults, Settings
 from ragstream.common.events import DocumentChange
-from ragstream.common.models import SearchFilter
+from ragstream.common.models import Collection, SearchFilter, SearchRecord
 from ragstream.common.timing import StageTimer
 from ragstream.query.main import build_engine
 from ragstream.query.transport.convert import query_options
@@ -24,6 +26,7 @@ from tests.support.documents import (
     PAGES,
     pdf_bytes,
 )
+from tests.support.elasticsearch import ElasticsearchNode, unique_index
 from tests.support.pipeline import Pipeline, embedded_settings, running_pipeline
 
 WS = "documents"
@@ -69,8 +72,30 @@ async def test_a_web_pages_boilerplate_reaches_no_chunk_and_no_entity(tmp_path: 
     assert names.isdisjoint(dump["entities"])
 
 
-async def test_front_matter_fields_filter_and_are_in_no_chunk(tmp_path: Path) -> None:
-    async with running_pipeline(embedded_settings(tmp_path)) as pipeline:
+@pytest.fixture(params=["sqlite", "elasticsearch"])
+def settings(request: pytest.FixtureRequest, tmp_path: Path) -> Settings:
+    """The embedded stores, or Elasticsearch as the search store: provenance is stored and
+    read back by both."""
+    if request.param == "sqlite":
+        return embedded_settings(tmp_path)
+    node: ElasticsearchNode = request.getfixturevalue("elasticsearch_node")
+    return embedded_settings(
+        tmp_path,
+        storage={"search": "elasticsearch"},
+        elasticsearch={"hosts": [node.url], "index_prefix": unique_index("documents")},
+    )
+
+
+async def chunk_records(pipeline: Pipeline, doc_id: str) -> dict[str, SearchRecord]:
+    stores = pipeline.backends.stores
+    record = await stores.docs.get(WS, doc_id)
+    assert record is not None
+    found = await stores.search.get(Collection.CHUNKS, WS, list(record.chunk_ids))
+    return {chunk.id: chunk for chunk in found}
+
+
+async def test_front_matter_fields_filter_and_are_in_no_chunk(settings: Settings) -> None:
+    async with running_pipeline(settings) as pipeline:
         await publish_file(pipeline, "notes.md", FRONT_MATTER)
         question = "Who replaced the Fulmar mast sonar?"
         by = {"author": "Ines Duarte"}
@@ -78,18 +103,20 @@ async def test_front_matter_fields_filter_and_are_in_no_chunk(tmp_path: Path) ->
         tags = {"tags": "sonar, winter"}
         tagged = await retrieve(pipeline, question, SearchFilter(metadata=tags))
         other = await retrieve(pipeline, question, SearchFilter(metadata={"author": "Mira"}))
-        dump = await pipeline.dump(WS)
+        chunks = "\n".join(r.text for r in (await chunk_records(pipeline, "notes.md")).values())
+        entities = await pipeline.backends.stores.search.get(Collection.ENTITIES, WS, ["field"])
     assert [c.doc_id for c in found.chunks] == ["notes.md"] == [c.doc_id for c in tagged.chunks]
     assert other.chunks == []
-    chunks = "\n".join(text for text, *_ in dump["chunks"].values())
     assert "author" not in chunks and "2026-03-12" not in chunks and "---" not in chunks
-    assert "field" not in dump["entities"]
+    assert entities == []
     assert found.references[0].title == "Field notes"
     assert found.references[0].section == ("Field notes",)
 
 
-async def test_each_question_about_a_pdf_cites_the_page_that_answers_it(tmp_path: Path) -> None:
-    async with running_pipeline(embedded_settings(tmp_path)) as pipeline:
+async def test_each_question_about_a_pdf_cites_the_page_that_answers_it(
+    settings: Settings,
+) -> None:
+    async with running_pipeline(settings) as pipeline:
         await publish_file(pipeline, "report.pdf", pdf_bytes(PAGES, "Tern report"))
         for question, page in PAGE_QUESTIONS.items():
             top = (await retrieve(pipeline, question)).references[0]
@@ -98,18 +125,17 @@ async def test_each_question_about_a_pdf_cites_the_page_that_answers_it(tmp_path
 
 
 async def test_an_edit_before_a_chunk_keeps_its_id_and_refreshes_its_offsets(
-    tmp_path: Path,
+    settings: Settings,
 ) -> None:
-    async with running_pipeline(embedded_settings(tmp_path)) as pipeline:
+    async with running_pipeline(settings) as pipeline:
         await publish_file(pipeline, "report.pdf", pdf_bytes(PAGES))
-        before = (await pipeline.dump(WS))["chunks"]
+        before = await chunk_records(pipeline, "report.pdf")
         edited = ["Preface: this report was revised in June.\n\n" + PAGES[0], *PAGES[1:]]
         text = await publish_file(pipeline, "report.pdf", pdf_bytes(edited), version=2)
-        after = (await pipeline.dump(WS))["chunks"]
+        after = await chunk_records(pipeline, "report.pdf")
     kept = set(before) & set(after)
     assert len(kept) == 2 and len(after) == 3  # the edited page's chunk alone is new
     for chunk_id in kept:
-        content, *_, attrs = after[chunk_id]
-        assert text[attrs["start"] : attrs["end"]] == content
-        assert attrs["start"] > before[chunk_id][-1]["start"]
-        assert attrs["pages"] == before[chunk_id][-1]["pages"]
+        attrs, old = after[chunk_id].attrs, before[chunk_id].attrs
+        assert text[attrs["start"] : attrs["end"]] == after[chunk_id].text
+        assert attrs["start"] > old["start"] and attrs["pages"] == old["pages"]
