@@ -30,7 +30,8 @@ from ragstream.common.text.analyzer import analyze
 from ragstream.common.timing import StageTimer
 from ragstream.query.prompt import build_messages, render_prompt
 from ragstream.query.reranking import Reranking
-from ragstream.query.stages.answer import NO_CONTEXT_ANSWER, extractive_answer
+from ragstream.query.sentences import RERANK_CANDIDATES, best_sentences, rerank_quotes
+from ragstream.query.stages.answer import NO_CONTEXT_ANSWER, extractive_answer, quoted_answer
 from ragstream.query.stages.budget import BudgetStage
 from ragstream.query.stages.embed import EmbedStage
 from ragstream.query.stages.filter import FilterStage
@@ -64,6 +65,7 @@ class QueryEngine:
     ) -> None:
         self._embedder = embedder
         self._chat = chat
+        self._reranking = reranking
         self._reranker = reranking.reranker.name if reranking else "none (no reranker configured)"
         self.steps: tuple[Stage | Together, ...] = (
             FilterStage(stores.docs),
@@ -130,13 +132,21 @@ class QueryEngine:
                 yield NO_CONTEXT_ANSWER
                 return
             if self._chat is None:
-                yield extractive_answer(q.query, retrieval.chunks)
+                yield await self._extractive(q, retrieval)
                 return
             # aclosing: a cancelled client closes the upstream HTTP stream at once.
             stream = self._chat.stream(self.messages(q, retrieval))
             async with contextlib.aclosing(stream) as deltas:
                 async for delta in deltas:
                     yield delta
+
+    async def _extractive(self, q: QueryInput, retrieval: Retrieval) -> str:
+        """The extractive answer; its sentences ordered by the reranker when one is on."""
+        if self._reranking is None or not q.options.enable_rerank:
+            return extractive_answer(q.query, retrieval.chunks)
+        candidates = best_sentences(q.query, retrieval.chunks, RERANK_CANDIDATES)
+        quotes = await rerank_quotes(self._reranking.reranker, q.query, candidates, 3)
+        return quoted_answer(quotes)
 
 
 async def _timed(stage: Stage, state: QueryState, timer: StageTimer) -> None:
