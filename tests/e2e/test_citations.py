@@ -172,5 +172,9 @@ async def test_in_the_console_each_marker_opens_the_passage_it_cites(
             href = await page.evaluate(f"document.querySelector('{selector}').hash")
             assert opened == ref
             assert await page.evaluate("document.querySelector('.chunk.open').id") == href[1:]
+            head = await page.evaluate(
+                "document.querySelector('.chunk.open .chunk-head').textContent"
+            )
+            assert head.startswith(f"[{ref}] Tern report, p. "), head
         await page.screenshot(OUTPUT / "citations.png")
         assert page.errors == []

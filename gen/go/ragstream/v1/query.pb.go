@@ -938,7 +938,9 @@ type ContextChunk struct {
 	// See first_page.
 	LastPage int32 `protobuf:"varint,10,opt,name=last_page,json=lastPage,proto3" json:"last_page,omitempty"`
 	// The headings it sits under, outermost first; empty when none.
-	Section       []string `protobuf:"bytes,11,rep,name=section,proto3" json:"section,omitempty"`
+	Section []string `protobuf:"bytes,11,rep,name=section,proto3" json:"section,omitempty"`
+	// The document's title (its "title" metadata); empty when it has none.
+	Title         string `protobuf:"bytes,12,opt,name=title,proto3" json:"title,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1048,6 +1050,13 @@ func (x *ContextChunk) GetSection() []string {
 		return x.Section
 	}
 	return nil
+}
+
+func (x *ContextChunk) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
 }
 
 // The keywords the search used.
@@ -1859,7 +1868,7 @@ const file_ragstream_v1_query_proto_rawDesc = "" +
 	"\vdescription\x18\x04 \x01(\tR\vdescription\x12\x16\n" +
 	"\x06weight\x18\x05 \x01(\x01R\x06weight\x12\x14\n" +
 	"\x05score\x18\x06 \x01(\x01R\x05score\x12$\n" +
-	"\x0esource_doc_ids\x18\a \x03(\tR\fsourceDocIds\"\xc0\x02\n" +
+	"\x0esource_doc_ids\x18\a \x03(\tR\fsourceDocIds\"\xd6\x02\n" +
 	"\fContextChunk\x12\x19\n" +
 	"\bchunk_id\x18\x01 \x01(\tR\achunkId\x12\x15\n" +
 	"\x06doc_id\x18\x02 \x01(\tR\x05docId\x12\x1b\n" +
@@ -1874,7 +1883,8 @@ const file_ragstream_v1_query_proto_rawDesc = "" +
 	"first_page\x18\t \x01(\x05R\tfirstPage\x12\x1b\n" +
 	"\tlast_page\x18\n" +
 	" \x01(\x05R\blastPage\x12\x18\n" +
-	"\asection\x18\v \x03(\tR\asection\"F\n" +
+	"\asection\x18\v \x03(\tR\asection\x12\x14\n" +
+	"\x05title\x18\f \x01(\tR\x05title\"F\n" +
 	"\bKeywords\x12\x1d\n" +
 	"\n" +
 	"high_level\x18\x01 \x03(\tR\thighLevel\x12\x1b\n" +

@@ -183,6 +183,7 @@ def context_pb(retrieval: Retrieval) -> query_pb2.Context:
                 first_page=c.provenance.first_page,
                 last_page=c.provenance.last_page,
                 section=c.provenance.section,
+                title=c.title,
             )
             for c in retrieval.chunks
         ],
