@@ -149,13 +149,15 @@ def html_document(data: bytes) -> Converted:
     )
     found = extract_metadata(markup, extensive=False)
     text = tidy(main) if main and len(main.strip()) >= MIN_MAIN_CHARS else ""
-    if not text or not found.title:
+    heading = ""
+    if not text or not one_line(found.title or ""):
         parser = _Text()
         parser.feed(markup)
         parser.close()
         text = text or tidy("".join(parser.parts))
+        heading = one_line("".join(parser.heading))
     metadata = {
-        "title": one_line(found.title or "") or one_line("".join(parser.heading)),
+        "title": one_line(found.title or "") or heading,
         "author": one_line(found.author or ""),
         "date": one_line(found.date or ""),
         "tags": one_line(", ".join([*(found.categories or []), *(found.tags or [])])),
