@@ -190,3 +190,8 @@ def test_folder_of_real_documents_reads_all_but_the_corrupt_one(tmp_path: Path) 
     pdf = next(d for d in documents if d.doc_id == "report.pdf")
     assert pdf.content == "Mira Okafor leads the Tern team."
     assert pdf.metadata == {"format": "pdf", "title": "R", "pages": "1"}
+
+
+def test_a_page_with_a_blank_title_is_named_by_its_first_heading() -> None:
+    page = b"<html><head><title> </title></head><body><h1>Tern</h1><p>Text.</p></body></html>"
+    assert convert(Path("p.html"), page).metadata["title"] == "Tern"
