@@ -100,7 +100,7 @@ async def test_front_matter_fields_filter_and_are_in_no_chunk(settings: Settings
         question = "Who replaced the Fulmar mast sonar?"
         by = {"author": "Ines Duarte"}
         found = await retrieve(pipeline, question, SearchFilter(metadata=by))
-        tags = {"tags": "sonar, winter"}
+        tags = {"tag:winter": "true"}
         tagged = await retrieve(pipeline, question, SearchFilter(metadata=tags))
         other = await retrieve(pipeline, question, SearchFilter(metadata={"author": "Mira"}))
         chunks = "\n".join(r.text for r in (await chunk_records(pipeline, "notes.md")).values())

@@ -170,6 +170,8 @@ def test_markdown_front_matter_becomes_metadata_not_text() -> None:
         "author": "Mira Okafor",
         "date": "2026-03-12",
         "tags": "sonar, field",
+        "tag:sonar": "true",
+        "tag:field": "true",
         "draft": "false",
     }
 

@@ -24,6 +24,7 @@ MAX_FIELDS = 32
 """Metadata a document carries is capped by the service (64 entries); the file's own fields
 leave room for the converter's (format, title, pages) and the caller's."""
 MAX_KEY_CHARS = 128
+MAX_TAGS = 16
 
 
 def markdown_document(data: bytes) -> Converted:
@@ -49,7 +50,10 @@ def _fields(block: str) -> dict[str, str]:
     for key, value in list(parsed.items())[:MAX_FIELDS]:
         name = one_line(str(key), MAX_KEY_CHARS)
         if isinstance(value, list):
-            text = ", ".join(one_line(_scalar(item)) for item in value if item is not None)
+            items = [one_line(_scalar(item)) for item in value if item is not None]
+            text = ", ".join(items)
+            if name == "tags":  # each tag filters alone too: {"tag:sonar": "true"}
+                fields.update((f"tag:{tag}"[:MAX_KEY_CHARS], "true") for tag in items[:MAX_TAGS])
         elif value is None or isinstance(value, dict):
             continue
         else:
