@@ -45,7 +45,10 @@ def ok(body: str) -> Any:
 def check_query(status: int, body: str) -> None:
     reply = ok(body)
     assert status == 200 and reply["answer"].strip() and reply["references"]
-    assert "2024-tern-s3-recall-notice.txt" in {r["docId"] for r in reply["references"]}
+    assert "2024-tern-s3-recall-notice.txt" in {r["docId"] for r in reply["contextReferences"]}
+    # The references are the passages the answer's markers cite.
+    cited = set(re.findall(r"\[(\d+)\]", reply["answer"]))
+    assert {r["referenceId"] for r in reply["references"]} == cited
 
 
 def check_retrieve(status: int, body: str) -> None:

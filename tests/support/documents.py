@@ -1,4 +1,5 @@
-"""Real documents for ingest tests, made on the spot: PDF by hand, DOCX with python-docx.
+"""Real documents for ingest tests, made on the spot: PDF by hand, DOCX with python-docx,
+and a blog-style HTML page with the boilerplate pages carry around their article.
 
 `pdf_bytes` writes a minimal but complete PDF 1.4 file (catalog, page tree, one Helvetica
 text line per page, document information, cross-reference table), which any reader opens.
@@ -7,6 +8,7 @@ text line per page, document information, cross-reference table), which any read
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import docx
 
@@ -66,3 +68,37 @@ def docx_bytes(title: str, paragraphs: list[str], table: list[list[str]] | None 
     out = io.BytesIO()
     document.save(out)
     return out.getvalue()
+
+
+BLOG_PAGE = (Path(__file__).parent / "blog.html").read_text(encoding="utf-8")
+"""An article with a cookie banner, navigation, a "Popular posts" sidebar and a footer."""
+BLOG_BOILERPLATE = (
+    "cookies", "Accept all", "Privacy settings", "Home", "Products", "Careers", "About us",
+    "Popular posts", "winter deployments", "LoRa", "Petrel team", "Newsletter", "Subscribe",
+    "All rights reserved", "Facebook", "Twitter", "Instagram", "Terms", "Contact us",
+    "tracking", "analytics", "font-family",
+)  # fmt: skip
+"""Text of the page that is not its article: none of it may reach a chunk."""
+BLOG_ARTICLE = (
+    "The Tern sensor team is led by Mira Okafor",
+    "a release every two weeks",
+    "hardware-in-the-loop rig",
+    "rejected before it reaches the field units",
+    "Tomasz Lindqvist",
+    "| Kestrel Optics | 97% | Arvid Holm |",
+    "the most reliable supplier for two years running",
+)
+"""Pieces of the article: all of them must."""
+
+PAGES = [
+    "Mira Okafor leads the Tern sensor team in Tromso.",
+    "Kestrel Optics delivered 97 percent of lens orders on time.",
+    "The Skua drone completed its sea trials in Bergen in May.",
+]
+"""The pages of a PDF whose pages hold different facts."""
+PAGE_QUESTIONS = {
+    "Who leads the Tern sensor team?": 1,
+    "Which supplier delivered lens orders on time?": 2,
+    "Where did the Skua drone complete its sea trials?": 3,
+}
+"""A question on each page of PAGES, and that page's number."""

@@ -28,3 +28,28 @@ def test_a_sentence_opening_with_a_pronoun_is_quoted_with_the_one_before() -> No
 
 def test_no_shared_term_means_no_answer() -> None:
     assert extractive_answer("Who?", [chunk("Nothing relevant here.", "1")]) == NO_CONTEXT_ANSWER
+
+
+def test_rare_question_terms_outweigh_common_ones() -> None:
+    company = " ".join(f"Halvorsen Aquatics opened office {n}." for n in range(6))
+    chunks = [
+        chunk(f"{company} Rafael Quintero leads the software team at Halvorsen Aquatics.", "1"),
+        chunk("Mira Okafor, who leads the Tern sensor team, joined in 2019.", "2"),
+    ]
+    answer = extractive_answer("Who leads the Tern sensor team at Halvorsen Aquatics?", chunks, 1)
+    assert answer.splitlines()[1:] == [
+        "- Mira Okafor, who leads the Tern sensor team, joined in 2019. [2]"
+    ]
+
+
+def test_good_matches_are_quoted_in_the_order_retrieval_ranked_their_chunks() -> None:
+    filler = " ".join(f"Bergen harbour note {n}." for n in range(6))
+    chunks = [
+        chunk(f"{filler} The Tern sensor team is led by Mira Okafor.", "1"),
+        chunk("Mira Okafor leads the Tern sensor team.", "2"),
+    ]
+    answer = extractive_answer("Who leads the Tern sensor team?", chunks, 2)
+    assert answer.splitlines()[1:] == [
+        "- The Tern sensor team is led by Mira Okafor. [1]",
+        "- Mira Okafor leads the Tern sensor team. [2]",
+    ]

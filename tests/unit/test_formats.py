@@ -1,12 +1,20 @@
 import io
 from pathlib import Path
 
+import docx
 import pytest
 from pypdf import PdfWriter
 
 from ragstream.cli.files import read_all
 from ragstream.cli.formats import ConversionError, convert
-from tests.support.documents import corrupt_pdf_bytes, docx_bytes, pdf_bytes
+from tests.support.documents import (
+    BLOG_ARTICLE,
+    BLOG_BOILERPLATE,
+    BLOG_PAGE,
+    corrupt_pdf_bytes,
+    docx_bytes,
+    pdf_bytes,
+)
 
 PAGE = """<!DOCTYPE html><html><head><meta charset="utf-8"><title>Tern &amp; Skua</title>
 <style>body { color: red }</style><script>var note = "<p>not text</p>";</script></head>
@@ -22,10 +30,10 @@ PAGE = """<!DOCTYPE html><html><head><meta charset="utf-8"><title>Tern &amp; Sku
     indent</pre><!-- a comment --></body></html>"""
 
 
-def test_pdf_pages_become_text_with_title_and_page_count() -> None:
+def test_pdf_pages_become_text_apart_by_page_breaks_with_title_and_page_count() -> None:
     data = pdf_bytes(["Mira Okafor leads the Tern team.", "Sonar trials (2021)."], "Tern report")
     converted = convert(Path("report.pdf"), data)
-    assert converted.text == "Mira Okafor leads the Tern team.\n\nSonar trials (2021)."
+    assert converted.text == "Mira Okafor leads the Tern team.\n\f\nSonar trials (2021)."
     assert converted.metadata == {"format": "pdf", "title": "Tern report", "pages": "2"}
 
 
@@ -62,16 +70,29 @@ def test_an_encrypted_or_scanned_pdf_says_what_to_do() -> None:
         convert(Path("locked.pdf"), locked.getvalue())
 
 
-def test_docx_paragraphs_and_tables_become_text() -> None:
-    data = docx_bytes(
-        "Tern notes", ["Mira Okafor leads the Tern team."], [["name", "role"], ["Mira", "lead"]]
-    )
+def test_docx_headings_and_tables_become_markdown_one_row_per_line() -> None:
+    table = [["Supplier", "On-time rate"], ["Boreal Packaging", "83%"], ["Kestrel | Optics", "97%"]]
+    data = docx_bytes("Tern notes", ["Mira Okafor leads the Tern team."], table)
     converted = convert(Path("notes.docx"), data)
     assert converted.text == (
-        "Tern notes\n\nMira Okafor leads the Tern team.\n\nname | role\nMira | lead"
+        "# Tern notes\n\nMira Okafor leads the Tern team.\n\n"
+        "| Supplier | On-time rate |\n|---|---|\n| Boreal Packaging | 83% |\n"
+        "| Kestrel \\| Optics | 97% |"
     )
     assert converted.metadata["format"] == "docx"
     assert converted.metadata["title"] == "Tern notes"
+
+
+def test_docx_page_breaks_become_page_breaks() -> None:
+    document = docx.Document()
+    document.add_paragraph("Page one: Mira Okafor.")
+    document.add_page_break()  # type: ignore[no-untyped-call]
+    document.add_heading("Second", level=2)
+    document.add_paragraph("Page two: Kestrel Optics.")
+    out = io.BytesIO()
+    document.save(out)
+    converted = convert(Path("paged.docx"), out.getvalue())
+    assert converted.text == "Page one: Mira Okafor.\n\f\n## Second\n\nPage two: Kestrel Optics."
 
 
 @pytest.mark.parametrize(
@@ -93,13 +114,27 @@ def test_a_zip_that_is_no_word_document_is_an_error() -> None:
         convert(Path("bad.docx"), archive.getvalue())
 
 
-def test_html_becomes_the_text_a_reader_sees() -> None:
+def test_a_short_html_page_becomes_its_whole_text_less_navigation() -> None:
     converted = convert(Path("page.html"), PAGE.encode())
     assert converted.text == (
-        "Home\n\nThe Tern project\n\nMira Okafor leads the Tern team — since 2021.\n\n"
-        "hull\nsonar\n\nname | role\nMira | lead\n\n  keep\n    indent"
+        "The Tern project\n\nMira Okafor leads the Tern team — since 2021.\n\n"
+        "hull\nsonar\n\n| name | role |\n|---|---|\n| Mira | lead |\n\n  keep\n    indent"
     )
-    assert converted.metadata == {"format": "html", "title": "Tern & Skua"}
+    # trafilatura's reading of the title: the page's heading before its <title>.
+    assert converted.metadata == {"format": "html", "title": "The Tern project"}
+
+
+def test_an_html_article_keeps_its_text_headings_and_tables_and_drops_the_boilerplate() -> None:
+    converted = convert(Path("blog.html"), BLOG_PAGE.encode())
+    for piece in BLOG_ARTICLE:
+        assert piece in converted.text
+    kept = [piece for piece in BLOG_BOILERPLATE if piece in converted.text]
+    assert kept == []
+    assert "\n## Suppliers\n" in converted.text
+    assert "| Supplier | On-time rate | Contact |\n|---|---|---|\n| Boreal Packaging |" in (
+        converted.text
+    )
+    assert converted.metadata["title"] == "How the Tern sensor team ships firmware"
 
 
 def test_html_in_a_declared_legacy_charset_is_decoded() -> None:
@@ -112,7 +147,6 @@ def test_html_in_a_declared_legacy_charset_is_decoded() -> None:
 @pytest.mark.parametrize(
     ("text", "title"),
     [
-        ("---\ntitle: 'Tern notes'\nauthor: Mira\n---\n# Other\nBody.", "Tern notes"),
         ("Intro line.\n\n# The Tern project #\n\nBody.", "The Tern project"),
         ("No heading at all.", "notes"),
     ],
@@ -121,6 +155,30 @@ def test_markdown_is_kept_as_written_with_its_title(text: str, title: str) -> No
     converted = convert(Path("notes.md"), text.encode())
     assert converted.text == text
     assert converted.metadata == {"format": "markdown", "title": title}
+
+
+def test_markdown_front_matter_becomes_metadata_not_text() -> None:
+    text = (
+        "---\ntitle: 'Tern notes'\nauthor: Mira Okafor\ndate: 2026-03-12\n"
+        "tags: [sonar, field]\ndraft: false\nnested: {a: 1}\n---\n# Other\nBody."
+    )
+    converted = convert(Path("notes.md"), text.encode())
+    assert converted.text == "# Other\nBody."
+    assert converted.metadata == {
+        "format": "markdown",
+        "title": "Tern notes",
+        "author": "Mira Okafor",
+        "date": "2026-03-12",
+        "tags": "sonar, field",
+        "tag:sonar": "true",
+        "tag:field": "true",
+        "draft": "false",
+    }
+
+
+def test_markdown_front_matter_that_is_not_yaml_is_an_error_naming_the_line() -> None:
+    with pytest.raises(ConversionError, match=r"front matter is not valid YAML \(line 3\)"):
+        convert(Path("notes.md"), b"---\ntitle: Tern\nauthor: [Mira\n---\nBody.")
 
 
 def test_folder_of_real_documents_reads_all_but_the_corrupt_one(tmp_path: Path) -> None:
@@ -134,3 +192,8 @@ def test_folder_of_real_documents_reads_all_but_the_corrupt_one(tmp_path: Path) 
     pdf = next(d for d in documents if d.doc_id == "report.pdf")
     assert pdf.content == "Mira Okafor leads the Tern team."
     assert pdf.metadata == {"format": "pdf", "title": "R", "pages": "1"}
+
+
+def test_a_page_with_a_blank_title_is_named_by_its_first_heading() -> None:
+    page = b"<html><head><title> </title></head><body><h1>Tern</h1><p>Text.</p></body></html>"
+    assert convert(Path("p.html"), page).metadata["title"] == "Tern"

@@ -145,7 +145,7 @@ async def test_stream_query_is_server_sent_events(
     assert text == (
         'event: delta\ndata: {"delta":"one "}\n\n'
         'event: delta\ndata: {"delta":"two"}\n\n'
-        'event: end\ndata: {"end":{"timings":[]}}\n\n'
+        'event: end\ndata: {"end":{"timings":[],"references":[]}}\n\n'
     )
     async with session.post(f"{base}/v1/query/stream", json={"query": "break"}) as reply:
         frames = (await reply.text()).strip().split("\n\n")

@@ -926,7 +926,21 @@ type ContextChunk struct {
 	// first; comparable only within one response.
 	Score float64 `protobuf:"fixed64,5,opt,name=score,proto3" json:"score,omitempty"`
 	// The Reference this chunk cites.
-	ReferenceId   string `protobuf:"bytes,6,opt,name=reference_id,json=referenceId,proto3" json:"reference_id,omitempty"`
+	ReferenceId string `protobuf:"bytes,6,opt,name=reference_id,json=referenceId,proto3" json:"reference_id,omitempty"`
+	// Where the passage lies in its document's text (as published): offset of
+	// its first character and just past its last, in Unicode code points.
+	CharStart int32 `protobuf:"varint,7,opt,name=char_start,json=charStart,proto3" json:"char_start,omitempty"`
+	// See char_start.
+	CharEnd int32 `protobuf:"varint,8,opt,name=char_end,json=charEnd,proto3" json:"char_end,omitempty"`
+	// 1-based pages of its first and last character (PDF; DOCX where the file
+	// records page breaks); 0 when the document has no pages.
+	FirstPage int32 `protobuf:"varint,9,opt,name=first_page,json=firstPage,proto3" json:"first_page,omitempty"`
+	// See first_page.
+	LastPage int32 `protobuf:"varint,10,opt,name=last_page,json=lastPage,proto3" json:"last_page,omitempty"`
+	// The headings it sits under, outermost first; empty when none.
+	Section []string `protobuf:"bytes,11,rep,name=section,proto3" json:"section,omitempty"`
+	// The document's title (its "title" metadata); empty when it has none.
+	Title         string `protobuf:"bytes,12,opt,name=title,proto3" json:"title,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -999,6 +1013,48 @@ func (x *ContextChunk) GetScore() float64 {
 func (x *ContextChunk) GetReferenceId() string {
 	if x != nil {
 		return x.ReferenceId
+	}
+	return ""
+}
+
+func (x *ContextChunk) GetCharStart() int32 {
+	if x != nil {
+		return x.CharStart
+	}
+	return 0
+}
+
+func (x *ContextChunk) GetCharEnd() int32 {
+	if x != nil {
+		return x.CharEnd
+	}
+	return 0
+}
+
+func (x *ContextChunk) GetFirstPage() int32 {
+	if x != nil {
+		return x.FirstPage
+	}
+	return 0
+}
+
+func (x *ContextChunk) GetLastPage() int32 {
+	if x != nil {
+		return x.LastPage
+	}
+	return 0
+}
+
+func (x *ContextChunk) GetSection() []string {
+	if x != nil {
+		return x.Section
+	}
+	return nil
+}
+
+func (x *ContextChunk) GetTitle() string {
+	if x != nil {
+		return x.Title
 	}
 	return ""
 }
@@ -1132,7 +1188,9 @@ func (x *Context) GetKeywords() *Keywords {
 	return nil
 }
 
-// A document the context cites.
+// A passage the context cites: the chunks of one document on the same pages
+// under the same section. Two passages of one document on different pages are
+// two references.
 type Reference struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// "1", "2", ... as cited in the answer ([1], [2]) and in ContextChunk.reference_id.
@@ -1140,7 +1198,17 @@ type Reference struct {
 	// The cited document.
 	DocId string `protobuf:"bytes,2,opt,name=doc_id,json=docId,proto3" json:"doc_id,omitempty"`
 	// Its file_path, as published.
-	FilePath      string `protobuf:"bytes,3,opt,name=file_path,json=filePath,proto3" json:"file_path,omitempty"`
+	FilePath string `protobuf:"bytes,3,opt,name=file_path,json=filePath,proto3" json:"file_path,omitempty"`
+	// The document's title (its "title" metadata); empty when it has none.
+	Title string `protobuf:"bytes,4,opt,name=title,proto3" json:"title,omitempty"`
+	// 1-based first page of the passage; 0 when the document has no pages.
+	FirstPage int32 `protobuf:"varint,5,opt,name=first_page,json=firstPage,proto3" json:"first_page,omitempty"`
+	// 1-based last page of the passage; 0 when the document has no pages.
+	LastPage int32 `protobuf:"varint,6,opt,name=last_page,json=lastPage,proto3" json:"last_page,omitempty"`
+	// The headings the passage sits under, outermost first.
+	Section []string `protobuf:"bytes,7,rep,name=section,proto3" json:"section,omitempty"`
+	// The context chunks (ContextChunk.chunk_id) of the passage.
+	ChunkIds      []string `protobuf:"bytes,8,rep,name=chunk_ids,json=chunkIds,proto3" json:"chunk_ids,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1194,6 +1262,41 @@ func (x *Reference) GetFilePath() string {
 		return x.FilePath
 	}
 	return ""
+}
+
+func (x *Reference) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *Reference) GetFirstPage() int32 {
+	if x != nil {
+		return x.FirstPage
+	}
+	return 0
+}
+
+func (x *Reference) GetLastPage() int32 {
+	if x != nil {
+		return x.LastPage
+	}
+	return 0
+}
+
+func (x *Reference) GetSection() []string {
+	if x != nil {
+		return x.Section
+	}
+	return nil
+}
+
+func (x *Reference) GetChunkIds() []string {
+	if x != nil {
+		return x.ChunkIds
+	}
+	return nil
 }
 
 // Which providers served the request, so an offline default is never mistaken
@@ -1324,7 +1427,9 @@ type QueryResponse struct {
 	Answer string `protobuf:"bytes,1,opt,name=answer,proto3" json:"answer,omitempty"`
 	// What the answer is grounded on.
 	Context *Context `protobuf:"bytes,2,opt,name=context,proto3" json:"context,omitempty"`
-	// The documents the context cites.
+	// The passages the answer cites with its [n] markers, in reference order;
+	// with only_need_context or only_need_prompt (no answer), every passage of
+	// the context, as context_references.
 	References []*Reference `protobuf:"bytes,3,rep,name=references,proto3" json:"references,omitempty"`
 	// Which providers served the request.
 	Providers *Providers `protobuf:"bytes,4,opt,name=providers,proto3" json:"providers,omitempty"`
@@ -1335,9 +1440,12 @@ type QueryResponse struct {
 	// The LLM prompt (only_need_prompt), otherwise empty.
 	Prompt string `protobuf:"bytes,7,opt,name=prompt,proto3" json:"prompt,omitempty"`
 	// Conditions the caller should know of, e.g. "no usable keywords", "rerank skipped".
-	Notes         []string `protobuf:"bytes,8,rep,name=notes,proto3" json:"notes,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Notes []string `protobuf:"bytes,8,rep,name=notes,proto3" json:"notes,omitempty"`
+	// Every passage the context cites (ContextChunk.reference_id), cited by the
+	// answer or not.
+	ContextReferences []*Reference `protobuf:"bytes,9,rep,name=context_references,json=contextReferences,proto3" json:"context_references,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *QueryResponse) Reset() {
@@ -1422,6 +1530,13 @@ func (x *QueryResponse) GetPrompt() string {
 func (x *QueryResponse) GetNotes() []string {
 	if x != nil {
 		return x.Notes
+	}
+	return nil
+}
+
+func (x *QueryResponse) GetContextReferences() []*Reference {
+	if x != nil {
+		return x.ContextReferences
 	}
 	return nil
 }
@@ -1629,7 +1744,10 @@ type StreamQueryEnd struct {
 	// Wall time per stage of the whole request, answer included, in order.
 	Timings []*StageTiming `protobuf:"bytes,1,rep,name=timings,proto3" json:"timings,omitempty"`
 	// Which providers served the request.
-	Providers     *Providers `protobuf:"bytes,2,opt,name=providers,proto3" json:"providers,omitempty"`
+	Providers *Providers `protobuf:"bytes,2,opt,name=providers,proto3" json:"providers,omitempty"`
+	// The passages the answer cites with its [n] markers, in reference order
+	// (the context message listed every passage of the context).
+	References    []*Reference `protobuf:"bytes,3,rep,name=references,proto3" json:"references,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1674,6 +1792,13 @@ func (x *StreamQueryEnd) GetTimings() []*StageTiming {
 func (x *StreamQueryEnd) GetProviders() *Providers {
 	if x != nil {
 		return x.Providers
+	}
+	return nil
+}
+
+func (x *StreamQueryEnd) GetReferences() []*Reference {
+	if x != nil {
+		return x.References
 	}
 	return nil
 }
@@ -1743,14 +1868,23 @@ const file_ragstream_v1_query_proto_rawDesc = "" +
 	"\vdescription\x18\x04 \x01(\tR\vdescription\x12\x16\n" +
 	"\x06weight\x18\x05 \x01(\x01R\x06weight\x12\x14\n" +
 	"\x05score\x18\x06 \x01(\x01R\x05score\x12$\n" +
-	"\x0esource_doc_ids\x18\a \x03(\tR\fsourceDocIds\"\xb0\x01\n" +
+	"\x0esource_doc_ids\x18\a \x03(\tR\fsourceDocIds\"\xd6\x02\n" +
 	"\fContextChunk\x12\x19\n" +
 	"\bchunk_id\x18\x01 \x01(\tR\achunkId\x12\x15\n" +
 	"\x06doc_id\x18\x02 \x01(\tR\x05docId\x12\x1b\n" +
 	"\tfile_path\x18\x03 \x01(\tR\bfilePath\x12\x18\n" +
 	"\acontent\x18\x04 \x01(\tR\acontent\x12\x14\n" +
 	"\x05score\x18\x05 \x01(\x01R\x05score\x12!\n" +
-	"\freference_id\x18\x06 \x01(\tR\vreferenceId\"F\n" +
+	"\freference_id\x18\x06 \x01(\tR\vreferenceId\x12\x1d\n" +
+	"\n" +
+	"char_start\x18\a \x01(\x05R\tcharStart\x12\x19\n" +
+	"\bchar_end\x18\b \x01(\x05R\acharEnd\x12\x1d\n" +
+	"\n" +
+	"first_page\x18\t \x01(\x05R\tfirstPage\x12\x1b\n" +
+	"\tlast_page\x18\n" +
+	" \x01(\x05R\blastPage\x12\x18\n" +
+	"\asection\x18\v \x03(\tR\asection\x12\x14\n" +
+	"\x05title\x18\f \x01(\tR\x05title\"F\n" +
 	"\bKeywords\x12\x1d\n" +
 	"\n" +
 	"high_level\x18\x01 \x03(\tR\thighLevel\x12\x1b\n" +
@@ -1759,11 +1893,17 @@ const file_ragstream_v1_query_proto_rawDesc = "" +
 	"\bentities\x18\x01 \x03(\v2\x1b.ragstream.v1.ContextEntityR\bentities\x12;\n" +
 	"\trelations\x18\x02 \x03(\v2\x1d.ragstream.v1.ContextRelationR\trelations\x122\n" +
 	"\x06chunks\x18\x03 \x03(\v2\x1a.ragstream.v1.ContextChunkR\x06chunks\x122\n" +
-	"\bkeywords\x18\x04 \x01(\v2\x16.ragstream.v1.KeywordsR\bkeywords\"b\n" +
+	"\bkeywords\x18\x04 \x01(\v2\x16.ragstream.v1.KeywordsR\bkeywords\"\xeb\x01\n" +
 	"\tReference\x12!\n" +
 	"\freference_id\x18\x01 \x01(\tR\vreferenceId\x12\x15\n" +
 	"\x06doc_id\x18\x02 \x01(\tR\x05docId\x12\x1b\n" +
-	"\tfile_path\x18\x03 \x01(\tR\bfilePath\"W\n" +
+	"\tfile_path\x18\x03 \x01(\tR\bfilePath\x12\x14\n" +
+	"\x05title\x18\x04 \x01(\tR\x05title\x12\x1d\n" +
+	"\n" +
+	"first_page\x18\x05 \x01(\x05R\tfirstPage\x12\x1b\n" +
+	"\tlast_page\x18\x06 \x01(\x05R\blastPage\x12\x18\n" +
+	"\asection\x18\a \x03(\tR\asection\x12\x1b\n" +
+	"\tchunk_ids\x18\b \x03(\tR\bchunkIds\"W\n" +
 	"\tProviders\x12\x1c\n" +
 	"\tembedding\x18\x01 \x01(\tR\tembedding\x12\x10\n" +
 	"\x03llm\x18\x02 \x01(\tR\x03llm\x12\x1a\n" +
@@ -1771,7 +1911,7 @@ const file_ragstream_v1_query_proto_rawDesc = "" +
 	"\vStageTiming\x12\x14\n" +
 	"\x05stage\x18\x01 \x01(\tR\x05stage\x12\x1f\n" +
 	"\vduration_ms\x18\x02 \x01(\x01R\n" +
-	"durationMs\"\xd8\x02\n" +
+	"durationMs\"\xa0\x03\n" +
 	"\rQueryResponse\x12\x16\n" +
 	"\x06answer\x18\x01 \x01(\tR\x06answer\x12/\n" +
 	"\acontext\x18\x02 \x01(\v2\x15.ragstream.v1.ContextR\acontext\x127\n" +
@@ -1782,7 +1922,8 @@ const file_ragstream_v1_query_proto_rawDesc = "" +
 	"\atimings\x18\x05 \x03(\v2\x19.ragstream.v1.StageTimingR\atimings\x12+\n" +
 	"\x04mode\x18\x06 \x01(\x0e2\x17.ragstream.v1.QueryModeR\x04mode\x12\x16\n" +
 	"\x06prompt\x18\a \x01(\tR\x06prompt\x12\x14\n" +
-	"\x05notes\x18\b \x03(\tR\x05notes\"\xab\x02\n" +
+	"\x05notes\x18\b \x03(\tR\x05notes\x12F\n" +
+	"\x12context_references\x18\t \x03(\v2\x17.ragstream.v1.ReferenceR\x11contextReferences\"\xab\x02\n" +
 	"\x10RetrieveResponse\x12/\n" +
 	"\acontext\x18\x01 \x01(\v2\x15.ragstream.v1.ContextR\acontext\x127\n" +
 	"\n" +
@@ -1796,10 +1937,13 @@ const file_ragstream_v1_query_proto_rawDesc = "" +
 	"\acontext\x18\x01 \x01(\v2\x1e.ragstream.v1.RetrieveResponseH\x00R\acontext\x12\x16\n" +
 	"\x05delta\x18\x02 \x01(\tH\x00R\x05delta\x120\n" +
 	"\x03end\x18\x03 \x01(\v2\x1c.ragstream.v1.StreamQueryEndH\x00R\x03endB\a\n" +
-	"\x05event\"|\n" +
+	"\x05event\"\xb5\x01\n" +
 	"\x0eStreamQueryEnd\x123\n" +
 	"\atimings\x18\x01 \x03(\v2\x19.ragstream.v1.StageTimingR\atimings\x125\n" +
-	"\tproviders\x18\x02 \x01(\v2\x17.ragstream.v1.ProvidersR\tproviders*\xac\x01\n" +
+	"\tproviders\x18\x02 \x01(\v2\x17.ragstream.v1.ProvidersR\tproviders\x127\n" +
+	"\n" +
+	"references\x18\x03 \x03(\v2\x17.ragstream.v1.ReferenceR\n" +
+	"references*\xac\x01\n" +
 	"\tQueryMode\x12\x1a\n" +
 	"\x16QUERY_MODE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10QUERY_MODE_LOCAL\x10\x01\x12\x15\n" +
@@ -1881,26 +2025,28 @@ var file_ragstream_v1_query_proto_depIdxs = []int32{
 	14, // 16: ragstream.v1.QueryResponse.providers:type_name -> ragstream.v1.Providers
 	15, // 17: ragstream.v1.QueryResponse.timings:type_name -> ragstream.v1.StageTiming
 	0,  // 18: ragstream.v1.QueryResponse.mode:type_name -> ragstream.v1.QueryMode
-	12, // 19: ragstream.v1.RetrieveResponse.context:type_name -> ragstream.v1.Context
-	13, // 20: ragstream.v1.RetrieveResponse.references:type_name -> ragstream.v1.Reference
-	14, // 21: ragstream.v1.RetrieveResponse.providers:type_name -> ragstream.v1.Providers
-	15, // 22: ragstream.v1.RetrieveResponse.timings:type_name -> ragstream.v1.StageTiming
-	0,  // 23: ragstream.v1.RetrieveResponse.mode:type_name -> ragstream.v1.QueryMode
-	17, // 24: ragstream.v1.StreamQueryResponse.context:type_name -> ragstream.v1.RetrieveResponse
-	19, // 25: ragstream.v1.StreamQueryResponse.end:type_name -> ragstream.v1.StreamQueryEnd
-	15, // 26: ragstream.v1.StreamQueryEnd.timings:type_name -> ragstream.v1.StageTiming
-	14, // 27: ragstream.v1.StreamQueryEnd.providers:type_name -> ragstream.v1.Providers
-	5,  // 28: ragstream.v1.QueryService.Query:input_type -> ragstream.v1.QueryRequest
-	6,  // 29: ragstream.v1.QueryService.StreamQuery:input_type -> ragstream.v1.StreamQueryRequest
-	7,  // 30: ragstream.v1.QueryService.Retrieve:input_type -> ragstream.v1.RetrieveRequest
-	16, // 31: ragstream.v1.QueryService.Query:output_type -> ragstream.v1.QueryResponse
-	18, // 32: ragstream.v1.QueryService.StreamQuery:output_type -> ragstream.v1.StreamQueryResponse
-	17, // 33: ragstream.v1.QueryService.Retrieve:output_type -> ragstream.v1.RetrieveResponse
-	31, // [31:34] is the sub-list for method output_type
-	28, // [28:31] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	13, // 19: ragstream.v1.QueryResponse.context_references:type_name -> ragstream.v1.Reference
+	12, // 20: ragstream.v1.RetrieveResponse.context:type_name -> ragstream.v1.Context
+	13, // 21: ragstream.v1.RetrieveResponse.references:type_name -> ragstream.v1.Reference
+	14, // 22: ragstream.v1.RetrieveResponse.providers:type_name -> ragstream.v1.Providers
+	15, // 23: ragstream.v1.RetrieveResponse.timings:type_name -> ragstream.v1.StageTiming
+	0,  // 24: ragstream.v1.RetrieveResponse.mode:type_name -> ragstream.v1.QueryMode
+	17, // 25: ragstream.v1.StreamQueryResponse.context:type_name -> ragstream.v1.RetrieveResponse
+	19, // 26: ragstream.v1.StreamQueryResponse.end:type_name -> ragstream.v1.StreamQueryEnd
+	15, // 27: ragstream.v1.StreamQueryEnd.timings:type_name -> ragstream.v1.StageTiming
+	14, // 28: ragstream.v1.StreamQueryEnd.providers:type_name -> ragstream.v1.Providers
+	13, // 29: ragstream.v1.StreamQueryEnd.references:type_name -> ragstream.v1.Reference
+	5,  // 30: ragstream.v1.QueryService.Query:input_type -> ragstream.v1.QueryRequest
+	6,  // 31: ragstream.v1.QueryService.StreamQuery:input_type -> ragstream.v1.StreamQueryRequest
+	7,  // 32: ragstream.v1.QueryService.Retrieve:input_type -> ragstream.v1.RetrieveRequest
+	16, // 33: ragstream.v1.QueryService.Query:output_type -> ragstream.v1.QueryResponse
+	18, // 34: ragstream.v1.QueryService.StreamQuery:output_type -> ragstream.v1.StreamQueryResponse
+	17, // 35: ragstream.v1.QueryService.Retrieve:output_type -> ragstream.v1.RetrieveResponse
+	33, // [33:36] is the sub-list for method output_type
+	30, // [30:33] is the sub-list for method input_type
+	30, // [30:30] is the sub-list for extension type_name
+	30, // [30:30] is the sub-list for extension extendee
+	0,  // [0:30] is the sub-list for field type_name
 }
 
 func init() { file_ragstream_v1_query_proto_init() }

@@ -14,6 +14,7 @@ from ragstream.cli.client import DEFAULT_BATCH_MB, Client, Published
 from ragstream.cli.context import print_context
 from ragstream.cli.files import FileDocument, read_all
 from ragstream.cli.outcomes import INDEXED, merged, not_deleted, to_resend
+from ragstream.cli.references import reference_line
 from ragstream.cli.report import (
     err,
     print_indexed,
@@ -202,13 +203,14 @@ def print_answer(response: query_pb2.QueryResponse) -> None:
         out.print(response.answer)
     for note in response.notes:
         out.print(f"[yellow]note:[/yellow] {note}")
-    cited = [r for r in response.references if f"[{r.reference_id}]" in response.answer]
-    shown = cited or list(response.references)
+    # The server lists the passages the answer cites; the context's all are apart.
+    shown = list(response.references)
+    listed = len(response.context_references) or len(shown)
     out.print("[bold]Sources[/bold]")
     for ref in shown:
-        out.print(f"  [{ref.reference_id}] {ref.doc_id}")
-    if len(shown) < len(response.references):
-        out.print(f"  (and {len(response.references) - len(shown)} more in the context)")
+        out.print(f"  {escape(reference_line(ref))}")
+    if len(shown) < listed:
+        out.print(f"  (and {listed - len(shown)} more in the context)")
     timings = ", ".join(f"{t.stage} {t.duration_ms:.1f} ms" for t in response.timings)
     out.print(f"[dim]timings: {timings}[/dim]")
     providers = response.providers

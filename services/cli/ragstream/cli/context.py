@@ -12,6 +12,7 @@ import textwrap
 from rich.console import Console
 from rich.markup import escape
 
+from ragstream.cli.references import where
 from ragstream.v1 import query_pb2
 
 DESCRIPTION_CHARS = 240
@@ -35,7 +36,8 @@ def print_context(response: query_pb2.QueryResponse, out: Console) -> None:
             out.print(f"  {ends}: {_flat(rel.description)}")
     out.print(f"[bold]Chunks[/bold] ({len(context.chunks)})")
     for chunk in context.chunks:
-        out.print(f"  [{chunk.reference_id}] [green]{escape(chunk.doc_id)}[/green]", end="")
+        place = escape(where(chunk.first_page, chunk.last_page, list(chunk.section)))
+        out.print(f"  [{chunk.reference_id}] [green]{escape(chunk.doc_id)}[/green]{place}", end="")
         out.print(f" [dim](score {chunk.score:.3f})[/dim]")
         out.print(textwrap.indent(escape(chunk.content.strip()), "      "))
     if not context.chunks and not context.entities and not context.relations:

@@ -109,6 +109,48 @@ class Hit:
 
 
 @dataclass(frozen=True, slots=True)
+class Provenance:
+    """Where a chunk sits in its document, so a citation names a passage a reader can check.
+
+    The page numbers and the section are read from the chunk's own text and what comes before
+    it (common/text/provenance.py); the offsets are into the document's text as published.
+    All of it is recomputed at each version, and a kept chunk's stored copy is refreshed
+    when it moved (indexer/stages/write.py), so an edit before a chunk never leaves it stale.
+    """
+
+    start: int = 0
+    """Offset of the chunk's first character in the document's text."""
+    end: int = 0
+    """Offset just past its last character."""
+    first_page: int = 0
+    """1-based page of its first character; 0: the document has no pages."""
+    last_page: int = 0
+    section: tuple[str, ...] = ()
+    """The headings it sits under, outermost first (Markdown `#` headings)."""
+
+    def attrs(self) -> dict[str, Any]:
+        """The stored form (SearchRecord.attrs), JSON-serializable."""
+        return {
+            "start": self.start,
+            "end": self.end,
+            "pages": [self.first_page, self.last_page] if self.first_page else [],
+            "section": list(self.section),
+        }
+
+    @classmethod
+    def of(cls, attrs: Mapping[str, Any]) -> Provenance:
+        """From the stored form; a chunk stored without one has none (all zero)."""
+        pages = attrs.get("pages") or [0, 0]
+        return cls(
+            start=int(attrs.get("start", 0)),
+            end=int(attrs.get("end", 0)),
+            first_page=int(pages[0]),
+            last_page=int(pages[-1]),
+            section=tuple(str(s) for s in attrs.get("section", ())),
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class Chunk:
     """A piece of a document, the unit of retrieval."""
 
@@ -121,6 +163,7 @@ class Chunk:
     order: int
     """Position of the chunk in its document (0-based)."""
     file_path: str = ""
+    provenance: Provenance = field(default_factory=Provenance)
 
 
 @dataclass(slots=True)

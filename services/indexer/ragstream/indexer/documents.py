@@ -32,7 +32,7 @@ from ragstream.indexer.stages.chunk import chunk_document, diff_chunks
 from ragstream.indexer.stages.extract.mentions import MentionExtraction
 from ragstream.indexer.stages.extract.parser import ExtractionFormatError
 from ragstream.indexer.stages.ledger import Ledger
-from ragstream.indexer.stages.write import refresh_chunk_metadata, write_chunks
+from ragstream.indexer.stages.write import refresh_kept_chunks, write_chunks
 
 log = logging.getLogger(__name__)
 
@@ -137,8 +137,8 @@ class DocumentIndexer:
         extracted = await self._extract(diff.added)
         with span("write", attributes=own(chunks=len(diff.added))):
             await write_chunks(diff.added, change, self._embedder, self._search)
-            if stored is None or _document_fields_changed(stored, change):
-                await refresh_chunk_metadata(diff.kept, change, self._search)
+            changed = stored is None or _document_fields_changed(stored, change)
+            await refresh_kept_chunks(diff.kept, change, self._search, changed)
             touched = await self._ledger.record(change.workspace, diff.added, extracted)
         await self._remove_chunks(change.workspace, diff.removed, touched)
         chunk_ids = tuple(chunk.id for chunk in chunks)

@@ -30,11 +30,13 @@ from ragstream.common.text.analyzer import analyze
 from ragstream.common.timing import StageTimer
 from ragstream.query.prompt import build_messages, render_prompt
 from ragstream.query.reranking import Reranking
+from ragstream.query.sentences import RERANK_CANDIDATES, best_sentences, rerank_quotes
 from ragstream.query.stages.answer import (
     BYPASS_WITHOUT_LLM_ANSWER,
     NO_CONTEXT_ANSWER,
     empty_workspace_answer,
     extractive_answer,
+    quoted_answer,
 )
 from ragstream.query.stages.budget import BudgetStage
 from ragstream.query.stages.embed import EmbedStage
@@ -70,6 +72,7 @@ class QueryEngine:
     ) -> None:
         self._embedder = embedder
         self._chat = chat
+        self._reranking = reranking
         self._reranker = reranking.reranker.name if reranking else "none (no reranker configured)"
         self.steps: tuple[Stage | Together, ...] = (
             FilterStage(stores.docs),
@@ -139,7 +142,7 @@ class QueryEngine:
                 yield NO_CONTEXT_ANSWER
                 return
             if self._chat is None:
-                yield _offline_answer(q, retrieval)
+                yield await self._offline_answer(q, retrieval)
                 return
             # aclosing: a cancelled client closes the upstream HTTP stream at once.
             stream = self._chat.stream(self.messages(q, retrieval))
@@ -147,15 +150,22 @@ class QueryEngine:
                 async for delta in deltas:
                     yield delta
 
+    async def _offline_answer(self, q: QueryInput, retrieval: Retrieval) -> str:
+        """Without an LLM: bypass has no answerer at all (it never searches, so "nothing found"
+        would be wrong), an empty workspace has nothing to quote, else the extractive answer."""
+        if q.options.mode is Mode.BYPASS:
+            return BYPASS_WITHOUT_LLM_ANSWER
+        if retrieval.workspace_empty:
+            return empty_workspace_answer(q.workspace)
+        return await self._extractive(q, retrieval)
 
-def _offline_answer(q: QueryInput, retrieval: Retrieval) -> str:
-    """Without an LLM: bypass has no answerer at all (it never searches, so "nothing found"
-    would be wrong), an empty workspace has nothing to quote, else the extractive answer."""
-    if q.options.mode is Mode.BYPASS:
-        return BYPASS_WITHOUT_LLM_ANSWER
-    if retrieval.workspace_empty:
-        return empty_workspace_answer(q.workspace)
-    return extractive_answer(q.query, retrieval.chunks)
+    async def _extractive(self, q: QueryInput, retrieval: Retrieval) -> str:
+        """The extractive answer; its sentences ordered by the reranker when one is on."""
+        if self._reranking is None or not q.options.enable_rerank:
+            return extractive_answer(q.query, retrieval.chunks)
+        candidates = best_sentences(q.query, retrieval.chunks, RERANK_CANDIDATES)
+        quotes = await rerank_quotes(self._reranking.reranker, q.query, candidates, 3)
+        return quoted_answer(quotes)
 
 
 async def _timed(stage: Stage, state: QueryState, timer: StageTimer) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ragstream.common.providers.llm import ChatMessage
+from ragstream.query.citations import reference_label
 from ragstream.query.types import ContextEntity, ContextRelation, QueryOptions, Retrieval
 
 SYSTEM_PROMPT = """You are ragstream's answering assistant. Answer the user's question using only \
@@ -13,7 +14,8 @@ the context below, which was retrieved from the user's documents.
 
 Rules:
 - Use only facts stated in the context; if it does not contain the answer, say so plainly.
-- Cite the sources you use as [n], where n is a reference number from the reference list.
+- Cite the sources you use as [n], where n is a reference number from the reference list: \
+put the marker right after each sentence it supports, and cite only references you used.
 - Answer in the language of the question.
 - Format: {response_type}.
 {user_prompt}
@@ -47,7 +49,7 @@ def build_messages(
     """System prompt with the context, then the conversation history, then the question."""
     chunks, references = retrieval.chunks, retrieval.references
     chunk_text = "\n\n".join(f"[{c.reference_id}] {c.content}" for c in chunks)
-    reference_text = "\n".join(f"[{r.reference_id}] {r.file_path or r.doc_id}" for r in references)
+    reference_text = "\n".join(f"[{r.reference_id}] {reference_label(r)}" for r in references)
     extra = f"- {options.user_prompt}\n" if options.user_prompt else ""
     system = SYSTEM_PROMPT.format(
         response_type=options.response_type,

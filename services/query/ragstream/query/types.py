@@ -9,7 +9,7 @@ from typing import Protocol
 
 from opentelemetry.trace import Span
 
-from ragstream.common.models import Hit, SearchFilter, Vector
+from ragstream.common.models import Hit, Provenance, SearchFilter, Vector
 from ragstream.common.providers.llm import ChatMessage
 
 
@@ -87,9 +87,18 @@ class QueryInput:
 
 @dataclass(frozen=True, slots=True)
 class Reference:
+    """A cited passage: one document's chunks on the same pages under the same section."""
+
     reference_id: str
     doc_id: str
     file_path: str
+    title: str = ""
+    first_page: int = 0
+    """1-based; 0: the document has no pages."""
+    last_page: int = 0
+    section: tuple[str, ...] = ()
+    chunk_ids: tuple[str, ...] = ()
+    """The context chunks this reference stands for."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +110,9 @@ class ContextChunk:
     score: float
     tokens: int
     reference_id: str = ""
+    title: str = ""
+    """The document's title (its metadata's), for a reference a person can read."""
+    provenance: Provenance = field(default_factory=Provenance)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,8 @@
 """PDF to text with pypdf: pure Python, maintained, and it reads the document information.
 
-Pages are joined by a blank line. An encrypted file (unless it opens with the empty user
+Pages are apart by a page break (structure.py), from which the chunker counts each chunk's
+page numbers. pypdf reads text, not layout: a table comes out as its cells' text in reading
+order, not as a Markdown table. An encrypted file (unless it opens with the empty user
 password, as many "protected" PDFs do), a damaged file, or a file with no text layer (a scan)
 is a ConversionError saying so.
 """
@@ -13,7 +15,8 @@ import logging
 from pypdf import PdfReader
 from pypdf.errors import DependencyError, PyPdfError
 
-from ragstream.cli.formats.errors import ConversionError
+from ragstream.cli.formats.errors import ConversionError, Converted
+from ragstream.cli.formats.structure import PAGE_BREAK
 from ragstream.cli.formats.text import clean, one_line
 
 # pypdf logs each repair it makes while reading a damaged file; the caller reports the file
@@ -22,8 +25,8 @@ logging.getLogger("pypdf").setLevel(logging.ERROR)
 ENCRYPTED = "encrypted PDF: save a copy without a password first"
 
 
-def pdf_text(data: bytes) -> tuple[str, str, int]:
-    """(text, title, page count); the title is "" when the document names none."""
+def pdf_document(data: bytes) -> Converted:
+    """The pages' text, the title (when the document names one) and the page count."""
     if b"%PDF-" not in data[:1024]:  # where the format puts the header
         raise ConversionError("not a PDF file (no %PDF- header)")
     try:
@@ -39,9 +42,10 @@ def pdf_text(data: bytes) -> tuple[str, str, int]:
     except Exception as exc:  # noqa: BLE001 - a damaged file fails anywhere inside the parser
         kind = "damaged PDF" if isinstance(exc, PyPdfError) else "unreadable PDF"
         raise ConversionError(f"{kind}: {one_line(str(exc), 200) or type(exc).__name__}") from None
-    text = "\n\n".join(clean(page).strip() for page in pages if page.strip())
-    if not text:
+    # Empty pages keep their break, so the numbers count the file's pages.
+    text = PAGE_BREAK.join(clean(page).strip() for page in pages)
+    if not text.replace("\f", "").strip():
         raise ConversionError(
             f"PDF of {len(pages)} pages has no text layer (a scan?): run OCR on it first"
         )
-    return text, one_line(str(title)), len(pages)
+    return Converted(text, {"title": one_line(str(title)), "pages": str(len(pages))})

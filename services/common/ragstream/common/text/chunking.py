@@ -42,9 +42,11 @@ repeats longer than a chunk is split as one long segment (step 3), so an edit in
 run can change the chunks up to the run's ends. No content-defined rule can do better there,
 since inside a run every position looks the same.
 
-With `split_by_character`, the text is split on that string first and each part is chunked as
-above; with `split_by_character_only` too, each part is one chunk whatever its length, as in
-LightRAG. All functions here are pure and deterministic.
+A text with pages (a form feed between them, as the PDF converter writes them) is split into
+its pages first and each is chunked as below, so that no chunk spans two pages and a
+citation can name the page. With `split_by_character`, the text (each page) is split on that
+string and each part is chunked as above; with `split_by_character_only` too, each part is
+one chunk whatever its length, as in LightRAG. All functions here are pure and deterministic.
 """
 
 from __future__ import annotations
@@ -62,9 +64,11 @@ from ragstream.common.config_chunking import ChunkingConfig
 from ragstream.common.text.tokens import encoding
 from ragstream.common.text.windows import token_windows
 
-CHUNKER_VERSION = 2
+CHUNKER_VERSION = 3
 """Changes whenever the same text and settings would be cut differently (2: the average body
-matches fixed windows, chunks up to the ceiling)."""
+matches fixed windows, chunks up to the ceiling; 3: pages are chunked apart)."""
+PAGE_BREAK = "\f"
+"""How converters mark a page's end (ragstream/cli/formats/structure.py)."""
 
 WINDOW_SHARE = 0.7
 """`window` as a share of the average body, chosen for the fixed windows' chunk count."""
@@ -108,7 +112,7 @@ class _Unit:
 def chunk_text(text: str, cfg: ChunkingConfig) -> list[TextPiece]:
     """Splits a document into chunks of at most `cfg.ceiling` tokens (see module doc)."""
     enc = encoding(cfg.encoding)
-    parts = text.split(cfg.split_by_character) if cfg.split_by_character else [text]
+    parts = split_parts(text, cfg)
     pieces: list[tuple[str, int]] = []
     for part in parts:
         if cfg.split_by_character and cfg.split_by_character_only:
@@ -118,6 +122,15 @@ def chunk_text(text: str, cfg: ChunkingConfig) -> list[TextPiece]:
         else:
             pieces.extend(_chunk_part(part, cfg, enc))
     return [TextPiece(content, tokens, order) for order, (content, tokens) in enumerate(pieces)]
+
+
+def split_parts(text: str, cfg: ChunkingConfig) -> list[str]:
+    """The pieces chunked apart: the pages (split at page breaks, so that every chunk has
+    one page and a citation can name it), each split by `split_by_character` when set."""
+    pages = text.split(PAGE_BREAK)
+    if not cfg.split_by_character:
+        return pages
+    return [part for page in pages for part in page.split(cfg.split_by_character)]
 
 
 def _chunk_part(text: str, cfg: ChunkingConfig, enc: tiktoken.Encoding) -> list[tuple[str, int]]:

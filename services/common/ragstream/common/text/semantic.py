@@ -27,7 +27,13 @@ import numpy as np
 
 from ragstream.common.config_chunking import ChunkingConfig
 from ragstream.common.providers.embedding import Embedder
-from ragstream.common.text.chunking import LINE, TextPiece, chunk_text, sentence_units
+from ragstream.common.text.chunking import (
+    LINE,
+    TextPiece,
+    chunk_text,
+    sentence_units,
+    split_parts,
+)
 from ragstream.common.text.tokens import count_tokens
 
 Unit = tuple[int, int, int, int]
@@ -85,7 +91,7 @@ def _join_short(
 
 async def semantic_chunks(text: str, cfg: ChunkingConfig, embedder: Embedder) -> list[TextPiece]:
     """The text's chunks by semantic cuts (module doc); one embedding request per text."""
-    parts = text.split(cfg.split_by_character) if cfg.split_by_character else [text]
+    parts = split_parts(text, cfg)
     contents: list[str] = []
     for part in parts:
         contents.extend(await _part_chunks(part, cfg, embedder))

@@ -16,6 +16,7 @@ from ragstream.common.models import Chunk
 from ragstream.common.providers.embedding import Embedder
 from ragstream.common.text.chunking import chunk_text
 from ragstream.common.text.language import served
+from ragstream.common.text.provenance import PAGE_BREAK, locate
 from ragstream.common.text.semantic import semantic_chunks
 
 
@@ -32,7 +33,8 @@ async def chunk_document(
     cfg: ChunkingConfig,
     embedder: Embedder,
 ) -> list[Chunk]:
-    """The document's chunks in order; a repeated identical chunk is kept once. The
+    """The document's chunks in order, each with its provenance (common/text/provenance.py);
+    a repeated identical chunk is kept once. The
     semantic strategy embeds the document's sentences with `embedder` (indexing priority);
     a document in a language the embedder does not serve is cut by tokens instead, since its
     sentences would get zero vectors with nothing to compare (providers/gate.py)."""
@@ -44,13 +46,16 @@ async def chunk_document(
         pieces = await asyncio.to_thread(chunk_text, content, cfg)
     chunks: list[Chunk] = []
     seen: set[str] = set()
-    for piece in pieces:
-        cid = chunk_id(workspace, doc_id, piece.content)
+    places = locate(content, [piece.content for piece in pieces])
+    for piece, place in zip(pieces, places, strict=True):
+        # Page breaks are provenance, not text: the chunk's text (and so its id) has none.
+        text = piece.content.replace(PAGE_BREAK, "")
+        cid = chunk_id(workspace, doc_id, text)
         if cid in seen:
             continue
         seen.add(cid)
         chunks.append(
-            Chunk(cid, workspace, doc_id, piece.content, piece.tokens, len(chunks), file_path)
+            Chunk(cid, workspace, doc_id, text, piece.tokens, len(chunks), file_path, place)
         )
     return chunks
 

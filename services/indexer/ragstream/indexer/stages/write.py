@@ -21,7 +21,12 @@ def chunk_record(chunk: Chunk, change: DocumentChange, vector: Vector) -> Search
         doc_ids=(chunk.doc_id,),
         metadata=dict(change.metadata),
         timestamp=change.timestamp,
-        attrs={"file_path": chunk.file_path, "order": chunk.order, "tokens": chunk.tokens},
+        attrs={
+            "file_path": chunk.file_path,
+            "order": chunk.order,
+            "tokens": chunk.tokens,
+            **chunk.provenance.attrs(),
+        },
     )
 
 
@@ -36,15 +41,21 @@ async def write_chunks(
     await store.upsert(Collection.CHUNKS, records)
 
 
-async def refresh_chunk_metadata(
-    chunks: Sequence[Chunk], change: DocumentChange, store: SearchStore
+async def refresh_kept_chunks(
+    chunks: Sequence[Chunk], change: DocumentChange, store: SearchStore, document_changed: bool
 ) -> None:
-    """Rewrites kept chunks whose document metadata, timestamp or path changed (no re-embedding)."""
+    """Rewrites the kept chunks that moved (an edit before them shifts their offsets, order,
+    maybe pages or section) or, when `document_changed`, all of them for the document's new
+    metadata, timestamp or path. Their stored vectors are reused: nothing is embedded."""
     if not chunks:
         return
     stored = await store.get(Collection.CHUNKS, change.workspace, [c.id for c in chunks])
     by_id = {chunk.id: chunk for chunk in chunks}
-    await store.upsert(
-        Collection.CHUNKS,
-        [chunk_record(by_id[record.id], change, record.vector) for record in stored],
-    )
+    fresh = [chunk_record(by_id[record.id], change, record.vector) for record in stored]
+    moved = [
+        record
+        for record, old in zip(fresh, stored, strict=True)
+        if document_changed or dict(record.attrs) != dict(old.attrs)
+    ]
+    if moved:
+        await store.upsert(Collection.CHUNKS, moved)

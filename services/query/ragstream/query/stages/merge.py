@@ -1,12 +1,12 @@
 """Merge stage (timed as "fuse"): the chunk sources (the chunk search first, then the
 entities' and the relations' chunks) merged round-robin, each chunk once, and cited: the
-source documents numbered in order of first appearance."""
+source passages numbered in order of first appearance (query/citations.py)."""
 
 from __future__ import annotations
 
 from opentelemetry.trace import Span
 
-from ragstream.common.models import SearchRecord
+from ragstream.common.models import Provenance, SearchRecord
 from ragstream.common.storage.protocols import SearchStore
 from ragstream.common.telemetry import annotate
 from ragstream.common.text.tokens import count_tokens
@@ -51,4 +51,7 @@ def context_chunk(record: SearchRecord, score: float) -> ContextChunk:
     doc_id = record.doc_ids[0] if record.doc_ids else ""
     path = str(record.attrs.get("file_path", ""))
     tokens = int(record.attrs.get("tokens", 0)) or count_tokens(record.text)
-    return ContextChunk(record.id, doc_id, path, record.text, score, tokens)
+    title = record.metadata.get("title", "")
+    return ContextChunk(
+        record.id, doc_id, path, record.text, score, tokens, "", title, Provenance.of(record.attrs)
+    )

@@ -187,6 +187,12 @@ def context_pb(retrieval: Retrieval) -> query_pb2.Context:
                 content=c.content,
                 score=c.score,
                 reference_id=c.reference_id,
+                char_start=c.provenance.start,
+                char_end=c.provenance.end,
+                first_page=c.provenance.first_page,
+                last_page=c.provenance.last_page,
+                section=c.provenance.section,
+                title=c.title,
             )
             for c in retrieval.chunks
         ],
@@ -198,7 +204,16 @@ def context_pb(retrieval: Retrieval) -> query_pb2.Context:
 
 def references_pb(references: Sequence[Reference]) -> list[query_pb2.Reference]:
     return [
-        query_pb2.Reference(reference_id=r.reference_id, doc_id=r.doc_id, file_path=r.file_path)
+        query_pb2.Reference(
+            reference_id=r.reference_id,
+            doc_id=r.doc_id,
+            file_path=r.file_path,
+            title=r.title,
+            first_page=r.first_page,
+            last_page=r.last_page,
+            section=r.section,
+            chunk_ids=r.chunk_ids,
+        )
         for r in references
     ]
 

@@ -13,6 +13,7 @@ from ragstream.common.config import QueryDefaults
 from ragstream.common.instruments import record_query
 from ragstream.common.telemetry import annotate
 from ragstream.common.timing import StageTimer
+from ragstream.query.citations import cited_references
 from ragstream.query.engine import QueryEngine
 from ragstream.query.transport import convert
 from ragstream.query.transport.gate import CallContext
@@ -45,10 +46,15 @@ class QueryServicer(query_pb2_grpc.QueryServiceServicer):
         timer = StageTimer()
         retrieval = await self._engine.retrieve(q, timer)
         response = query_pb2.QueryResponse(**self._grounding(q, retrieval))
+        response.context_references.extend(response.references)
         if q.options.only_need_prompt:
             response.prompt = self._engine.prompt(q, retrieval)
         elif not q.options.only_need_context:
             response.answer = await self._engine.answer(q, retrieval, timer)
+            del response.references[:]  # the answer's own: the passages it cites
+            response.references.extend(
+                convert.references_pb(cited_references(response.answer, retrieval.references))
+            )
         response.timings.extend(_timings(timer))
         _record(q, "Query", timer)
         return response
@@ -61,10 +67,17 @@ class QueryServicer(query_pb2_grpc.QueryServiceServicer):
         retrieval = await self._engine.retrieve(q, timer)
         yield query_pb2.StreamQueryResponse(context=self._retrieve_response(q, retrieval, timer))
         # aclosing: a stream closed early closes the answer's generator here, in this task.
+        answer: list[str] = []
         async with aclosing(self._engine.stream_answer(q, retrieval, timer)) as deltas:
             async for delta in deltas:
+                answer.append(delta)
                 yield query_pb2.StreamQueryResponse(delta=delta)
-        end = query_pb2.StreamQueryEnd(timings=_timings(timer), providers=self._providers())
+        cited = cited_references("".join(answer), retrieval.references)
+        end = query_pb2.StreamQueryEnd(
+            timings=_timings(timer),
+            providers=self._providers(),
+            references=convert.references_pb(cited),
+        )
         _record(q, "StreamQuery", timer)
         yield query_pb2.StreamQueryResponse(end=end)
 
