@@ -138,6 +138,9 @@ def handler(route: Route, gate: Gate) -> Handler:
 
 
 def add_routes(app: web.Application, routes: list[Route], gate: Gate) -> None:
+    from ragstream.query.transport.http.chat import add_chat_routes  # it imports this module
+
+    add_chat_routes(app, routes, gate)
     for route in routes:
         handle = handler(route, gate)
         app.router.add_post(route.path, handle)
