@@ -216,6 +216,34 @@ def status(
 
 
 @app.command()
+def mcp(
+    transport: Annotated[
+        str, typer.Option("--transport", help="stdio (default) or http (streamable HTTP).")
+    ] = "stdio",
+    listen: Annotated[
+        str, typer.Option("--listen", help="host:port of the streamable HTTP endpoint (/mcp).")
+    ] = "127.0.0.1:8765",
+    workspace: Annotated[
+        str | None, typer.Option("--workspace", "-w", help="Tools' default workspace.")
+    ] = None,
+    server: ServerOpt = DEFAULT_SERVER,
+    config: ConfigOpt = None,
+) -> None:
+    """Serve the index as MCP tools, calling a running server's gRPC API."""
+    import os
+
+    from ragstream.cli.mcp_server import Upstream, run
+
+    _choice("--transport", transport, ("stdio", "http"))
+    if transport == "http":
+        _listen("--listen", listen)
+    settings = _settings(config)
+    token = os.environ.get("RAGSTREAM_TOKEN", "")
+    upstream = Upstream(server, workspace or settings.workspace, token)
+    asyncio.run(run(upstream, transport, listen))
+
+
+@app.command()
 def query(
     text: Annotated[str, typer.Argument(help="The question.")],
     mode: Annotated[
