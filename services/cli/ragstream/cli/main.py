@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -215,6 +216,20 @@ def status(
     sys.exit(asyncio.run(run(server, workspace, doc_id)))
 
 
+@app.command("import-graph")
+def import_graph(
+    path: Annotated[Path, typer.Argument(help="JSON Lines of entities and relations.")],
+    workspace: WorkspaceOpt = "default",
+    wait: Annotated[bool, typer.Option("--wait", help="Return once indexed.")] = False,
+    timeout: Annotated[float, typer.Option("--timeout", help="Seconds --wait waits.")] = 600,
+    server: ServerOpt = DEFAULT_SERVER,
+) -> None:
+    """Import curated entities and relations, each record naming its source_id."""
+    from ragstream.cli.import_graph import import_graph as run
+
+    sys.exit(asyncio.run(run(server, workspace, path, wait, timeout)))
+
+
 @app.command()
 def mcp(
     transport: Annotated[
@@ -230,17 +245,14 @@ def mcp(
     config: ConfigOpt = None,
 ) -> None:
     """Serve the index as MCP tools, calling a running server's gRPC API."""
-    import os
-
     from ragstream.cli.mcp_server import Upstream, run
 
-    _choice("--transport", transport, ("stdio", "http"))
-    if transport == "http":
+    if _choice("--transport", transport, ("stdio", "http")) == "http":
         _listen("--listen", listen)
-    settings = _settings(config)
-    token = os.environ.get("RAGSTREAM_TOKEN", "")
-    upstream = Upstream(server, workspace or settings.workspace, token)
-    asyncio.run(run(upstream, transport, listen))
+    place = workspace or _settings(config).workspace
+    asyncio.run(
+        run(Upstream(server, place, os.environ.get("RAGSTREAM_TOKEN", "")), transport, listen)
+    )
 
 
 @app.command()

@@ -17,6 +17,7 @@ from ragstream.common.events import DocumentChange, encode
 from ragstream.common.storage.protocols import DocumentStore
 from ragstream.query.transport import convert
 from ragstream.query.transport.gate import CallContext
+from ragstream.query.transport.import_graph import graph_change
 from ragstream.v1 import ingest_pb2, ingest_pb2_grpc
 
 DEFAULT_PAGE_SIZE = 100
@@ -69,6 +70,13 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
         changes = [DocumentChange(workspace, d, time.time_ns(), True) for d in request.doc_ids]
         published = await self._publish(changes)
         return ingest_pb2.DeleteDocumentsResponse(results=published.results)
+
+    async def ImportGraph(
+        self, request: ingest_pb2.ImportGraphRequest, context: CallContext
+    ) -> ingest_pb2.ImportGraphResponse:
+        workspace = convert.workspace_of(request.workspace, self._workspace)
+        [result] = (await self._publish([graph_change(request, workspace)])).results
+        return ingest_pb2.ImportGraphResponse(result=result)
 
     async def GetDocumentStatus(
         self, request: ingest_pb2.GetDocumentStatusRequest, context: CallContext

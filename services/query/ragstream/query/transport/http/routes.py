@@ -35,6 +35,7 @@ ROUTES: tuple[tuple[str, str, str], ...] = (
     ("/v1/retrieve", "QueryService", "Retrieve"),
     ("/v1/documents", "IngestService", "PublishDocuments"),
     ("/v1/documents/delete", "IngestService", "DeleteDocuments"),
+    ("/v1/graph/import", "IngestService", "ImportGraph"),
     ("/v1/documents/status", "IngestService", "GetDocumentStatus"),
     ("/v1/documents/list", "IngestService", "ListDocuments"),
     ("/v1/indexing-progress", "IngestService", "GetIndexingProgress"),
