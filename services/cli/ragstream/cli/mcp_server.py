@@ -144,7 +144,7 @@ class Tools:
         self,
         ctx: Context,
         name: Name,
-        depth: Annotated[int, Field(ge=1, le=3, description="Hops from the entity.")] = 1,
+        depth: Annotated[int, Field(ge=1, le=2, description="Hops from the entity.")] = 1,
         max_nodes: Annotated[int, Field(ge=1, le=500, description="Entities at most.")] = 50,
         workspace: Workspace = "",
     ) -> Json:
