@@ -52,6 +52,18 @@ class MentionStoreContract:
         found = await store.mentions_of(WS, ["a", "b"])
         assert list(found) == ["b"] and found["b"][0].description == "new"
 
+    async def test_a_batch_replaces_each_chunks_mentions_as_one_call_would(
+        self, store: MentionStore
+    ) -> None:
+        await store.replace_chunk_mentions(WS, "c1", [entity("c1", "a"), entity("c1", "b")])
+        batch = {f"c{i}": [entity(f"c{i}", "b", f"b{i}"), entity(f"c{i}", "c")] for i in (1, 2, 3)}
+        await store.replace_mentions(WS, {**batch, "c4": []})
+        await self.refresh(store)
+        found = await store.mentions_of(WS, ["a", "b", "c"])
+        assert list(found) == ["b", "c"]
+        assert [m.description for m in found["b"]] == ["b1", "b2", "b3"]
+        assert await store.keys_of_chunks(WS, ["c1", "c4"]) == {"b", "c"}
+
     async def test_mentions_of_gathers_every_chunk_in_chunk_order(
         self, store: MentionStore
     ) -> None:

@@ -22,6 +22,56 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// What a DocumentUpsert's content holds.
+type DocumentFormat int32
+
+const (
+	// Text: chunked, and its entities and relations extracted.
+	DocumentFormat_DOCUMENT_FORMAT_UNSPECIFIED DocumentFormat = 0
+	// Curated graph records, one JSON object a line (`ImportGraph` writes them):
+	// each record is one chunk, and its mentions are the record itself.
+	DocumentFormat_DOCUMENT_FORMAT_GRAPH_RECORDS DocumentFormat = 1
+)
+
+// Enum value maps for DocumentFormat.
+var (
+	DocumentFormat_name = map[int32]string{
+		0: "DOCUMENT_FORMAT_UNSPECIFIED",
+		1: "DOCUMENT_FORMAT_GRAPH_RECORDS",
+	}
+	DocumentFormat_value = map[string]int32{
+		"DOCUMENT_FORMAT_UNSPECIFIED":   0,
+		"DOCUMENT_FORMAT_GRAPH_RECORDS": 1,
+	}
+)
+
+func (x DocumentFormat) Enum() *DocumentFormat {
+	p := new(DocumentFormat)
+	*p = x
+	return p
+}
+
+func (x DocumentFormat) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (DocumentFormat) Descriptor() protoreflect.EnumDescriptor {
+	return file_ragstream_v1_events_proto_enumTypes[0].Descriptor()
+}
+
+func (DocumentFormat) Type() protoreflect.EnumType {
+	return &file_ragstream_v1_events_proto_enumTypes[0]
+}
+
+func (x DocumentFormat) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use DocumentFormat.Descriptor instead.
+func (DocumentFormat) EnumDescriptor() ([]byte, []int) {
+	return file_ragstream_v1_events_proto_rawDescGZIP(), []int{0}
+}
+
 // A change to one document, as upstream systems publish it (Kafka topic
 // `ragstream.documents`, key `workspace/doc_id`). Events of one document are
 // applied in version order; an event whose version is not above the stored one
@@ -166,7 +216,9 @@ type DocumentUpsert struct {
 	Metadata map[string]string `protobuf:"bytes,3,rep,name=metadata,proto3" json:"metadata,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// When the document was written upstream; used by time-range filters. Unset:
 	// the document has no timestamp and a time-range filter excludes it.
-	Timestamp     *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=timestamp,proto3" json:"timestamp,omitempty"`
+	Timestamp *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=timestamp,proto3" json:"timestamp,omitempty"`
+	// What `content` holds; unspecified: text.
+	Format        DocumentFormat `protobuf:"varint,5,opt,name=format,proto3,enum=ragstream.v1.DocumentFormat" json:"format,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -227,6 +279,13 @@ func (x *DocumentUpsert) GetTimestamp() *timestamppb.Timestamp {
 		return x.Timestamp
 	}
 	return nil
+}
+
+func (x *DocumentUpsert) GetFormat() DocumentFormat {
+	if x != nil {
+		return x.Format
+	}
+	return DocumentFormat_DOCUMENT_FORMAT_UNSPECIFIED
 }
 
 // The document is gone upstream: its chunks and its share of the graph are
@@ -337,19 +396,23 @@ const file_ragstream_v1_events_proto_rawDesc = "" +
 	"\x06upsert\x18\x04 \x01(\v2\x1c.ragstream.v1.DocumentUpsertH\x00R\x06upsert\x126\n" +
 	"\x06delete\x18\x05 \x01(\v2\x1c.ragstream.v1.DocumentDeleteH\x00R\x06delete\x12\x19\n" +
 	"\bevent_id\x18\x06 \x01(\tR\aeventIdB\b\n" +
-	"\x06change\"\x86\x02\n" +
+	"\x06change\"\xbc\x02\n" +
 	"\x0eDocumentUpsert\x12\x18\n" +
 	"\acontent\x18\x01 \x01(\tR\acontent\x12\x1b\n" +
 	"\tfile_path\x18\x02 \x01(\tR\bfilePath\x12F\n" +
 	"\bmetadata\x18\x03 \x03(\v2*.ragstream.v1.DocumentUpsert.MetadataEntryR\bmetadata\x128\n" +
-	"\ttimestamp\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\ttimestamp\x1a;\n" +
+	"\ttimestamp\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\ttimestamp\x124\n" +
+	"\x06format\x18\x05 \x01(\x0e2\x1c.ragstream.v1.DocumentFormatR\x06format\x1a;\n" +
 	"\rMetadataEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x10\n" +
 	"\x0eDocumentDelete\"A\n" +
 	"\x0fGraphMergeEvent\x12\x1c\n" +
 	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x10\n" +
-	"\x03key\x18\x02 \x01(\tR\x03keyBv\n" +
+	"\x03key\x18\x02 \x01(\tR\x03key*T\n" +
+	"\x0eDocumentFormat\x12\x1f\n" +
+	"\x1bDOCUMENT_FORMAT_UNSPECIFIED\x10\x00\x12!\n" +
+	"\x1dDOCUMENT_FORMAT_GRAPH_RECORDS\x10\x01Bv\n" +
 	"\x16io.github.ragstream.v1B\vEventsProtoP\x01Z>github.com/ragstream/ragstream/gen/go/ragstream/v1;ragstreamv1\xaa\x02\fRagstream.V1b\x06proto3"
 
 var (
@@ -364,25 +427,28 @@ func file_ragstream_v1_events_proto_rawDescGZIP() []byte {
 	return file_ragstream_v1_events_proto_rawDescData
 }
 
+var file_ragstream_v1_events_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
 var file_ragstream_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
 var file_ragstream_v1_events_proto_goTypes = []any{
-	(*DocumentEvent)(nil),         // 0: ragstream.v1.DocumentEvent
-	(*DocumentUpsert)(nil),        // 1: ragstream.v1.DocumentUpsert
-	(*DocumentDelete)(nil),        // 2: ragstream.v1.DocumentDelete
-	(*GraphMergeEvent)(nil),       // 3: ragstream.v1.GraphMergeEvent
-	nil,                           // 4: ragstream.v1.DocumentUpsert.MetadataEntry
-	(*timestamppb.Timestamp)(nil), // 5: google.protobuf.Timestamp
+	(DocumentFormat)(0),           // 0: ragstream.v1.DocumentFormat
+	(*DocumentEvent)(nil),         // 1: ragstream.v1.DocumentEvent
+	(*DocumentUpsert)(nil),        // 2: ragstream.v1.DocumentUpsert
+	(*DocumentDelete)(nil),        // 3: ragstream.v1.DocumentDelete
+	(*GraphMergeEvent)(nil),       // 4: ragstream.v1.GraphMergeEvent
+	nil,                           // 5: ragstream.v1.DocumentUpsert.MetadataEntry
+	(*timestamppb.Timestamp)(nil), // 6: google.protobuf.Timestamp
 }
 var file_ragstream_v1_events_proto_depIdxs = []int32{
-	1, // 0: ragstream.v1.DocumentEvent.upsert:type_name -> ragstream.v1.DocumentUpsert
-	2, // 1: ragstream.v1.DocumentEvent.delete:type_name -> ragstream.v1.DocumentDelete
-	4, // 2: ragstream.v1.DocumentUpsert.metadata:type_name -> ragstream.v1.DocumentUpsert.MetadataEntry
-	5, // 3: ragstream.v1.DocumentUpsert.timestamp:type_name -> google.protobuf.Timestamp
-	4, // [4:4] is the sub-list for method output_type
-	4, // [4:4] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	2, // 0: ragstream.v1.DocumentEvent.upsert:type_name -> ragstream.v1.DocumentUpsert
+	3, // 1: ragstream.v1.DocumentEvent.delete:type_name -> ragstream.v1.DocumentDelete
+	5, // 2: ragstream.v1.DocumentUpsert.metadata:type_name -> ragstream.v1.DocumentUpsert.MetadataEntry
+	6, // 3: ragstream.v1.DocumentUpsert.timestamp:type_name -> google.protobuf.Timestamp
+	0, // 4: ragstream.v1.DocumentUpsert.format:type_name -> ragstream.v1.DocumentFormat
+	5, // [5:5] is the sub-list for method output_type
+	5, // [5:5] is the sub-list for method input_type
+	5, // [5:5] is the sub-list for extension type_name
+	5, // [5:5] is the sub-list for extension extendee
+	0, // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_ragstream_v1_events_proto_init() }
@@ -399,13 +465,14 @@ func file_ragstream_v1_events_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ragstream_v1_events_proto_rawDesc), len(file_ragstream_v1_events_proto_rawDesc)),
-			NumEnums:      0,
+			NumEnums:      1,
 			NumMessages:   5,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
 		GoTypes:           file_ragstream_v1_events_proto_goTypes,
 		DependencyIndexes: file_ragstream_v1_events_proto_depIdxs,
+		EnumInfos:         file_ragstream_v1_events_proto_enumTypes,
 		MessageInfos:      file_ragstream_v1_events_proto_msgTypes,
 	}.Build()
 	File_ragstream_v1_events_proto = out.File

@@ -811,6 +811,272 @@ func (x *GetIndexingProgressResponse) GetPendingGraphMerges() int64 {
 	return 0
 }
 
+// The records of one curated graph source.
+type ImportGraphRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The workspace; empty means the server's default workspace.
+	Workspace string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	// The source the records come from, a document id: deleting it removes them.
+	SourceId string `protobuf:"bytes,2,opt,name=source_id,json=sourceId,proto3" json:"source_id,omitempty"`
+	// The source's entities.
+	Entities []*CuratedEntity `protobuf:"bytes,3,rep,name=entities,proto3" json:"entities,omitempty"`
+	// The source's relations; an endpoint no entity record names becomes an
+	// entity of type "unknown".
+	Relations     []*CuratedRelation `protobuf:"bytes,4,rep,name=relations,proto3" json:"relations,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImportGraphRequest) Reset() {
+	*x = ImportGraphRequest{}
+	mi := &file_ragstream_v1_ingest_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImportGraphRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImportGraphRequest) ProtoMessage() {}
+
+func (x *ImportGraphRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ragstream_v1_ingest_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImportGraphRequest.ProtoReflect.Descriptor instead.
+func (*ImportGraphRequest) Descriptor() ([]byte, []int) {
+	return file_ragstream_v1_ingest_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *ImportGraphRequest) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
+func (x *ImportGraphRequest) GetSourceId() string {
+	if x != nil {
+		return x.SourceId
+	}
+	return ""
+}
+
+func (x *ImportGraphRequest) GetEntities() []*CuratedEntity {
+	if x != nil {
+		return x.Entities
+	}
+	return nil
+}
+
+func (x *ImportGraphRequest) GetRelations() []*CuratedRelation {
+	if x != nil {
+		return x.Relations
+	}
+	return nil
+}
+
+// An entity as a curated source states it.
+type CuratedEntity struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The name; entities whose names normalize alike are one entity.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// The type (e.g. organization); empty: "unknown", which any other type outvotes.
+	Type string `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
+	// What the source says about the entity.
+	Description   string `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CuratedEntity) Reset() {
+	*x = CuratedEntity{}
+	mi := &file_ragstream_v1_ingest_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CuratedEntity) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CuratedEntity) ProtoMessage() {}
+
+func (x *CuratedEntity) ProtoReflect() protoreflect.Message {
+	mi := &file_ragstream_v1_ingest_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CuratedEntity.ProtoReflect.Descriptor instead.
+func (*CuratedEntity) Descriptor() ([]byte, []int) {
+	return file_ragstream_v1_ingest_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *CuratedEntity) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *CuratedEntity) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *CuratedEntity) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+// A relation (undirected) as a curated source states it.
+type CuratedRelation struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// One endpoint's entity name.
+	Source string `protobuf:"bytes,1,opt,name=source,proto3" json:"source,omitempty"`
+	// The other endpoint's entity name.
+	Target string `protobuf:"bytes,2,opt,name=target,proto3" json:"target,omitempty"`
+	// What the source says about the relation.
+	Description string `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
+	// Keywords, comma-separated.
+	Keywords string `protobuf:"bytes,4,opt,name=keywords,proto3" json:"keywords,omitempty"`
+	// Strength; 0 means 1.
+	Weight        float64 `protobuf:"fixed64,5,opt,name=weight,proto3" json:"weight,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CuratedRelation) Reset() {
+	*x = CuratedRelation{}
+	mi := &file_ragstream_v1_ingest_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CuratedRelation) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CuratedRelation) ProtoMessage() {}
+
+func (x *CuratedRelation) ProtoReflect() protoreflect.Message {
+	mi := &file_ragstream_v1_ingest_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CuratedRelation.ProtoReflect.Descriptor instead.
+func (*CuratedRelation) Descriptor() ([]byte, []int) {
+	return file_ragstream_v1_ingest_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *CuratedRelation) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
+func (x *CuratedRelation) GetTarget() string {
+	if x != nil {
+		return x.Target
+	}
+	return ""
+}
+
+func (x *CuratedRelation) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *CuratedRelation) GetKeywords() string {
+	if x != nil {
+		return x.Keywords
+	}
+	return ""
+}
+
+func (x *CuratedRelation) GetWeight() float64 {
+	if x != nil {
+		return x.Weight
+	}
+	return 0
+}
+
+// The import's event.
+type ImportGraphResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The source's document id and the version the indexer will apply.
+	Result        *PublishResult `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImportGraphResponse) Reset() {
+	*x = ImportGraphResponse{}
+	mi := &file_ragstream_v1_ingest_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImportGraphResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImportGraphResponse) ProtoMessage() {}
+
+func (x *ImportGraphResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ragstream_v1_ingest_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImportGraphResponse.ProtoReflect.Descriptor instead.
+func (*ImportGraphResponse) Descriptor() ([]byte, []int) {
+	return file_ragstream_v1_ingest_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *ImportGraphResponse) GetResult() *PublishResult {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
 var File_ragstream_v1_ingest_proto protoreflect.FileDescriptor
 
 const file_ragstream_v1_ingest_proto_rawDesc = "" +
@@ -859,20 +1125,38 @@ const file_ragstream_v1_ingest_proto_rawDesc = "" +
 	"\tworkspace\x18\x01 \x01(\tR\tworkspace\"\x87\x01\n" +
 	"\x1bGetIndexingProgressResponse\x126\n" +
 	"\x17pending_document_events\x18\x01 \x01(\x03R\x15pendingDocumentEvents\x120\n" +
-	"\x14pending_graph_merges\x18\x02 \x01(\x03R\x12pendingGraphMerges*\xc5\x01\n" +
+	"\x14pending_graph_merges\x18\x02 \x01(\x03R\x12pendingGraphMerges\"\xc5\x01\n" +
+	"\x12ImportGraphRequest\x12\x1c\n" +
+	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x1b\n" +
+	"\tsource_id\x18\x02 \x01(\tR\bsourceId\x127\n" +
+	"\bentities\x18\x03 \x03(\v2\x1b.ragstream.v1.CuratedEntityR\bentities\x12;\n" +
+	"\trelations\x18\x04 \x03(\v2\x1d.ragstream.v1.CuratedRelationR\trelations\"Y\n" +
+	"\rCuratedEntity\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04type\x18\x02 \x01(\tR\x04type\x12 \n" +
+	"\vdescription\x18\x03 \x01(\tR\vdescription\"\x97\x01\n" +
+	"\x0fCuratedRelation\x12\x16\n" +
+	"\x06source\x18\x01 \x01(\tR\x06source\x12\x16\n" +
+	"\x06target\x18\x02 \x01(\tR\x06target\x12 \n" +
+	"\vdescription\x18\x03 \x01(\tR\vdescription\x12\x1a\n" +
+	"\bkeywords\x18\x04 \x01(\tR\bkeywords\x12\x16\n" +
+	"\x06weight\x18\x05 \x01(\x01R\x06weight\"J\n" +
+	"\x13ImportGraphResponse\x123\n" +
+	"\x06result\x18\x01 \x01(\v2\x1b.ragstream.v1.PublishResultR\x06result*\xc5\x01\n" +
 	"\x0ePublishOutcome\x12\x1f\n" +
 	"\x1bPUBLISH_OUTCOME_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18PUBLISH_OUTCOME_ACCEPTED\x10\x01\x12\x1d\n" +
 	"\x19PUBLISH_OUTCOME_DUPLICATE\x10\x02\x12\x19\n" +
 	"\x15PUBLISH_OUTCOME_STALE\x10\x03\x12\x1b\n" +
 	"\x17PUBLISH_OUTCOME_DELETED\x10\x04\x12\x1d\n" +
-	"\x19PUBLISH_OUTCOME_NOT_FOUND\x10\x052\xfe\x03\n" +
+	"\x19PUBLISH_OUTCOME_NOT_FOUND\x10\x052\xd2\x04\n" +
 	"\rIngestService\x12a\n" +
 	"\x10PublishDocuments\x12%.ragstream.v1.PublishDocumentsRequest\x1a&.ragstream.v1.PublishDocumentsResponse\x12^\n" +
 	"\x0fDeleteDocuments\x12$.ragstream.v1.DeleteDocumentsRequest\x1a%.ragstream.v1.DeleteDocumentsResponse\x12d\n" +
 	"\x11GetDocumentStatus\x12&.ragstream.v1.GetDocumentStatusRequest\x1a'.ragstream.v1.GetDocumentStatusResponse\x12X\n" +
 	"\rListDocuments\x12\".ragstream.v1.ListDocumentsRequest\x1a#.ragstream.v1.ListDocumentsResponse\x12j\n" +
-	"\x13GetIndexingProgress\x12(.ragstream.v1.GetIndexingProgressRequest\x1a).ragstream.v1.GetIndexingProgressResponseBv\n" +
+	"\x13GetIndexingProgress\x12(.ragstream.v1.GetIndexingProgressRequest\x1a).ragstream.v1.GetIndexingProgressResponse\x12R\n" +
+	"\vImportGraph\x12 .ragstream.v1.ImportGraphRequest\x1a!.ragstream.v1.ImportGraphResponseBv\n" +
 	"\x16io.github.ragstream.v1B\vIngestProtoP\x01Z>github.com/ragstream/ragstream/gen/go/ragstream/v1;ragstreamv1\xaa\x02\fRagstream.V1b\x06proto3"
 
 var (
@@ -888,7 +1172,7 @@ func file_ragstream_v1_ingest_proto_rawDescGZIP() []byte {
 }
 
 var file_ragstream_v1_ingest_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_ragstream_v1_ingest_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_ragstream_v1_ingest_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_ragstream_v1_ingest_proto_goTypes = []any{
 	(PublishOutcome)(0),                 // 0: ragstream.v1.PublishOutcome
 	(*DocumentInput)(nil),               // 1: ragstream.v1.DocumentInput
@@ -903,36 +1187,45 @@ var file_ragstream_v1_ingest_proto_goTypes = []any{
 	(*ListDocumentsResponse)(nil),       // 10: ragstream.v1.ListDocumentsResponse
 	(*GetIndexingProgressRequest)(nil),  // 11: ragstream.v1.GetIndexingProgressRequest
 	(*GetIndexingProgressResponse)(nil), // 12: ragstream.v1.GetIndexingProgressResponse
-	nil,                                 // 13: ragstream.v1.DocumentInput.MetadataEntry
-	(*timestamppb.Timestamp)(nil),       // 14: google.protobuf.Timestamp
-	(*DocumentStatus)(nil),              // 15: ragstream.v1.DocumentStatus
-	(DocumentState)(0),                  // 16: ragstream.v1.DocumentState
+	(*ImportGraphRequest)(nil),          // 13: ragstream.v1.ImportGraphRequest
+	(*CuratedEntity)(nil),               // 14: ragstream.v1.CuratedEntity
+	(*CuratedRelation)(nil),             // 15: ragstream.v1.CuratedRelation
+	(*ImportGraphResponse)(nil),         // 16: ragstream.v1.ImportGraphResponse
+	nil,                                 // 17: ragstream.v1.DocumentInput.MetadataEntry
+	(*timestamppb.Timestamp)(nil),       // 18: google.protobuf.Timestamp
+	(*DocumentStatus)(nil),              // 19: ragstream.v1.DocumentStatus
+	(DocumentState)(0),                  // 20: ragstream.v1.DocumentState
 }
 var file_ragstream_v1_ingest_proto_depIdxs = []int32{
-	13, // 0: ragstream.v1.DocumentInput.metadata:type_name -> ragstream.v1.DocumentInput.MetadataEntry
-	14, // 1: ragstream.v1.DocumentInput.timestamp:type_name -> google.protobuf.Timestamp
+	17, // 0: ragstream.v1.DocumentInput.metadata:type_name -> ragstream.v1.DocumentInput.MetadataEntry
+	18, // 1: ragstream.v1.DocumentInput.timestamp:type_name -> google.protobuf.Timestamp
 	1,  // 2: ragstream.v1.PublishDocumentsRequest.documents:type_name -> ragstream.v1.DocumentInput
 	0,  // 3: ragstream.v1.PublishResult.outcome:type_name -> ragstream.v1.PublishOutcome
 	3,  // 4: ragstream.v1.PublishDocumentsResponse.results:type_name -> ragstream.v1.PublishResult
 	3,  // 5: ragstream.v1.DeleteDocumentsResponse.results:type_name -> ragstream.v1.PublishResult
-	15, // 6: ragstream.v1.GetDocumentStatusResponse.documents:type_name -> ragstream.v1.DocumentStatus
-	16, // 7: ragstream.v1.ListDocumentsRequest.state:type_name -> ragstream.v1.DocumentState
-	15, // 8: ragstream.v1.ListDocumentsResponse.documents:type_name -> ragstream.v1.DocumentStatus
-	2,  // 9: ragstream.v1.IngestService.PublishDocuments:input_type -> ragstream.v1.PublishDocumentsRequest
-	5,  // 10: ragstream.v1.IngestService.DeleteDocuments:input_type -> ragstream.v1.DeleteDocumentsRequest
-	7,  // 11: ragstream.v1.IngestService.GetDocumentStatus:input_type -> ragstream.v1.GetDocumentStatusRequest
-	9,  // 12: ragstream.v1.IngestService.ListDocuments:input_type -> ragstream.v1.ListDocumentsRequest
-	11, // 13: ragstream.v1.IngestService.GetIndexingProgress:input_type -> ragstream.v1.GetIndexingProgressRequest
-	4,  // 14: ragstream.v1.IngestService.PublishDocuments:output_type -> ragstream.v1.PublishDocumentsResponse
-	6,  // 15: ragstream.v1.IngestService.DeleteDocuments:output_type -> ragstream.v1.DeleteDocumentsResponse
-	8,  // 16: ragstream.v1.IngestService.GetDocumentStatus:output_type -> ragstream.v1.GetDocumentStatusResponse
-	10, // 17: ragstream.v1.IngestService.ListDocuments:output_type -> ragstream.v1.ListDocumentsResponse
-	12, // 18: ragstream.v1.IngestService.GetIndexingProgress:output_type -> ragstream.v1.GetIndexingProgressResponse
-	14, // [14:19] is the sub-list for method output_type
-	9,  // [9:14] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	19, // 6: ragstream.v1.GetDocumentStatusResponse.documents:type_name -> ragstream.v1.DocumentStatus
+	20, // 7: ragstream.v1.ListDocumentsRequest.state:type_name -> ragstream.v1.DocumentState
+	19, // 8: ragstream.v1.ListDocumentsResponse.documents:type_name -> ragstream.v1.DocumentStatus
+	14, // 9: ragstream.v1.ImportGraphRequest.entities:type_name -> ragstream.v1.CuratedEntity
+	15, // 10: ragstream.v1.ImportGraphRequest.relations:type_name -> ragstream.v1.CuratedRelation
+	3,  // 11: ragstream.v1.ImportGraphResponse.result:type_name -> ragstream.v1.PublishResult
+	2,  // 12: ragstream.v1.IngestService.PublishDocuments:input_type -> ragstream.v1.PublishDocumentsRequest
+	5,  // 13: ragstream.v1.IngestService.DeleteDocuments:input_type -> ragstream.v1.DeleteDocumentsRequest
+	7,  // 14: ragstream.v1.IngestService.GetDocumentStatus:input_type -> ragstream.v1.GetDocumentStatusRequest
+	9,  // 15: ragstream.v1.IngestService.ListDocuments:input_type -> ragstream.v1.ListDocumentsRequest
+	11, // 16: ragstream.v1.IngestService.GetIndexingProgress:input_type -> ragstream.v1.GetIndexingProgressRequest
+	13, // 17: ragstream.v1.IngestService.ImportGraph:input_type -> ragstream.v1.ImportGraphRequest
+	4,  // 18: ragstream.v1.IngestService.PublishDocuments:output_type -> ragstream.v1.PublishDocumentsResponse
+	6,  // 19: ragstream.v1.IngestService.DeleteDocuments:output_type -> ragstream.v1.DeleteDocumentsResponse
+	8,  // 20: ragstream.v1.IngestService.GetDocumentStatus:output_type -> ragstream.v1.GetDocumentStatusResponse
+	10, // 21: ragstream.v1.IngestService.ListDocuments:output_type -> ragstream.v1.ListDocumentsResponse
+	12, // 22: ragstream.v1.IngestService.GetIndexingProgress:output_type -> ragstream.v1.GetIndexingProgressResponse
+	16, // 23: ragstream.v1.IngestService.ImportGraph:output_type -> ragstream.v1.ImportGraphResponse
+	18, // [18:24] is the sub-list for method output_type
+	12, // [12:18] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_ragstream_v1_ingest_proto_init() }
@@ -947,7 +1240,7 @@ func file_ragstream_v1_ingest_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ragstream_v1_ingest_proto_rawDesc), len(file_ragstream_v1_ingest_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   13,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -24,6 +24,7 @@ const (
 	IngestService_GetDocumentStatus_FullMethodName   = "/ragstream.v1.IngestService/GetDocumentStatus"
 	IngestService_ListDocuments_FullMethodName       = "/ragstream.v1.IngestService/ListDocuments"
 	IngestService_GetIndexingProgress_FullMethodName = "/ragstream.v1.IngestService/GetIndexingProgress"
+	IngestService_ImportGraph_FullMethodName         = "/ragstream.v1.IngestService/ImportGraph"
 )
 
 // IngestServiceClient is the client API for IngestService service.
@@ -62,6 +63,14 @@ type IngestServiceClient interface {
 	// How much indexing work is queued: document events not yet applied, and entity or
 	// relation merges (the knowledge graph) not yet applied. Both zero: the index is current.
 	GetIndexingProgress(ctx context.Context, in *GetIndexingProgressRequest, opts ...grpc.CallOption) (*GetIndexingProgressResponse, error)
+	// Publishes a curated graph source: entities and relations a team already
+	// holds, indexed as the document `source_id` whose mentions come from the
+	// records instead of an extractor. They merge with extracted entities and
+	// relations of the same names, are searchable like them, and leave exactly
+	// when the source is deleted (DeleteDocuments). Importing the same source
+	// again replaces its records. Also RESOURCE_EXHAUSTED, as for
+	// PublishDocuments.
+	ImportGraph(ctx context.Context, in *ImportGraphRequest, opts ...grpc.CallOption) (*ImportGraphResponse, error)
 }
 
 type ingestServiceClient struct {
@@ -122,6 +131,16 @@ func (c *ingestServiceClient) GetIndexingProgress(ctx context.Context, in *GetIn
 	return out, nil
 }
 
+func (c *ingestServiceClient) ImportGraph(ctx context.Context, in *ImportGraphRequest, opts ...grpc.CallOption) (*ImportGraphResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ImportGraphResponse)
+	err := c.cc.Invoke(ctx, IngestService_ImportGraph_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // IngestServiceServer is the server API for IngestService service.
 // All implementations must embed UnimplementedIngestServiceServer
 // for forward compatibility.
@@ -158,6 +177,14 @@ type IngestServiceServer interface {
 	// How much indexing work is queued: document events not yet applied, and entity or
 	// relation merges (the knowledge graph) not yet applied. Both zero: the index is current.
 	GetIndexingProgress(context.Context, *GetIndexingProgressRequest) (*GetIndexingProgressResponse, error)
+	// Publishes a curated graph source: entities and relations a team already
+	// holds, indexed as the document `source_id` whose mentions come from the
+	// records instead of an extractor. They merge with extracted entities and
+	// relations of the same names, are searchable like them, and leave exactly
+	// when the source is deleted (DeleteDocuments). Importing the same source
+	// again replaces its records. Also RESOURCE_EXHAUSTED, as for
+	// PublishDocuments.
+	ImportGraph(context.Context, *ImportGraphRequest) (*ImportGraphResponse, error)
 	mustEmbedUnimplementedIngestServiceServer()
 }
 
@@ -182,6 +209,9 @@ func (UnimplementedIngestServiceServer) ListDocuments(context.Context, *ListDocu
 }
 func (UnimplementedIngestServiceServer) GetIndexingProgress(context.Context, *GetIndexingProgressRequest) (*GetIndexingProgressResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetIndexingProgress not implemented")
+}
+func (UnimplementedIngestServiceServer) ImportGraph(context.Context, *ImportGraphRequest) (*ImportGraphResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ImportGraph not implemented")
 }
 func (UnimplementedIngestServiceServer) mustEmbedUnimplementedIngestServiceServer() {}
 func (UnimplementedIngestServiceServer) testEmbeddedByValue()                       {}
@@ -294,6 +324,24 @@ func _IngestService_GetIndexingProgress_Handler(srv interface{}, ctx context.Con
 	return interceptor(ctx, in, info, handler)
 }
 
+func _IngestService_ImportGraph_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ImportGraphRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IngestServiceServer).ImportGraph(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IngestService_ImportGraph_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IngestServiceServer).ImportGraph(ctx, req.(*ImportGraphRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // IngestService_ServiceDesc is the grpc.ServiceDesc for IngestService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -320,6 +368,10 @@ var IngestService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetIndexingProgress",
 			Handler:    _IngestService_GetIndexingProgress_Handler,
+		},
+		{
+			MethodName: "ImportGraph",
+			Handler:    _IngestService_ImportGraph_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

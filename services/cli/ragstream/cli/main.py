@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -226,6 +227,45 @@ def status(
     from ragstream.cli.commands import status as run
 
     sys.exit(asyncio.run(run(server, workspace, doc_id, as_json)))
+
+
+@app.command("import-graph")
+def import_graph(
+    path: Annotated[Path, typer.Argument(help="JSON Lines of entities and relations.")],
+    workspace: WorkspaceOpt = "default",
+    wait: Annotated[bool, typer.Option("--wait", help="Return once indexed.")] = False,
+    timeout: Annotated[float, typer.Option("--timeout", help="Seconds --wait waits.")] = 600,
+    server: ServerOpt = DEFAULT_SERVER,
+) -> None:
+    """Import curated entities and relations, each record naming its source_id."""
+    from ragstream.cli.import_graph import import_graph as run
+
+    sys.exit(asyncio.run(run(server, workspace, path, wait, timeout)))
+
+
+@app.command()
+def mcp(
+    transport: Annotated[
+        str, typer.Option("--transport", help="stdio (default) or http (streamable HTTP).")
+    ] = "stdio",
+    listen: Annotated[
+        str, typer.Option("--listen", help="host:port of the streamable HTTP endpoint (/mcp).")
+    ] = "127.0.0.1:8765",
+    workspace: Annotated[
+        str | None, typer.Option("--workspace", "-w", help="Tools' default workspace.")
+    ] = None,
+    server: ServerOpt = DEFAULT_SERVER,
+    config: ConfigOpt = None,
+) -> None:
+    """Serve the index as MCP tools, calling a running server's gRPC API."""
+    from ragstream.cli.mcp_server import Upstream, run
+
+    if _choice("--transport", transport, ("stdio", "http")) == "http":
+        _listen("--listen", listen)
+    place = workspace or _settings(config).workspace
+    asyncio.run(
+        run(Upstream(server, place, os.environ.get("RAGSTREAM_TOKEN", "")), transport, listen)
+    )
 
 
 @app.command()

@@ -77,6 +77,8 @@ class DocumentChange:
     metadata: Mapping[str, str] = field(default_factory=dict)
     timestamp: float | None = None
     event_id: str = ""
+    graph: bool = False
+    """The content is curated graph records (`graph_records`), not text."""
 
     @property
     def key(self) -> str:
@@ -98,6 +100,8 @@ def encode(change: DocumentChange) -> OutgoingRecord:
         event.upsert.content = change.content
         event.upsert.file_path = change.file_path
         event.upsert.metadata.update(change.metadata)
+        if change.graph:
+            event.upsert.format = events_pb2.DOCUMENT_FORMAT_GRAPH_RECORDS
         if change.timestamp is not None:
             event.upsert.timestamp.FromNanoseconds(int(change.timestamp * 1e9))
     headers = (
@@ -183,6 +187,7 @@ def _validate(event: events_pb2.DocumentEvent) -> DocumentChange:
         metadata=dict(upsert.metadata),
         timestamp=timestamp,
         event_id=event.event_id,
+        graph=upsert.format == events_pb2.DOCUMENT_FORMAT_GRAPH_RECORDS,
     )
 
 

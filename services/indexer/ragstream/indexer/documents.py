@@ -29,6 +29,7 @@ from ragstream.common.telemetry import annotate, mark_failed, own, span
 from ragstream.common.versions import content_hash, is_stale
 from ragstream.indexer.errors import DocumentError
 from ragstream.indexer.stages.chunk import chunk_document, diff_chunks
+from ragstream.indexer.stages.curated import curated_chunks
 from ragstream.indexer.stages.extract.mentions import MentionExtraction
 from ragstream.indexer.stages.extract.parser import ExtractionFormatError
 from ragstream.indexer.stages.ledger import Ledger
@@ -122,19 +123,13 @@ class DocumentIndexer:
         if not change.content.strip():
             raise DocumentError("document has no text content")
         digest = content_hash(change.content)
+        curated = curated_chunks(change) if change.graph else None
         with span("chunk") as current:
-            chunks = await chunk_document(
-                change.workspace,
-                change.doc_id,
-                change.content,
-                change.file_path,
-                self._chunking,
-                self._embedder,
-            )
+            chunks = curated.chunks if curated else await self._chunk(change)
             diff = diff_chunks(record.chunk_ids, chunks)
             annotate(current, chunks=len(chunks), added=len(diff.added), removed=len(diff.removed))
         # Extraction first, so a document that fails it leaves nothing behind in the stores.
-        extracted = await self._extract(diff.added)
+        extracted = curated.of(diff.added) if curated else await self._extract(diff.added)
         with span("write", attributes=own(chunks=len(diff.added))):
             await write_chunks(diff.added, change, self._embedder, self._search)
             changed = stored is None or _document_fields_changed(stored, change)
@@ -153,6 +148,16 @@ class DocumentIndexer:
             chunk_ids=chunk_ids,
             entity_count=entities,
             relation_count=relations,
+        )
+
+    async def _chunk(self, change: DocumentChange) -> list[Chunk]:
+        return await chunk_document(
+            change.workspace,
+            change.doc_id,
+            change.content,
+            change.file_path,
+            self._chunking,
+            self._embedder,
         )
 
     async def _extract(self, added: Sequence[Chunk]) -> list[list[Mention]]:

@@ -7,7 +7,7 @@ call can see another workspace's records.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -182,6 +182,13 @@ class MentionStore(Protocol):
         self, workspace: str, chunk_id: str, mentions: Sequence[Mention]
     ) -> None:
         """Set the chunk's mentions (replacing any it had)."""
+        ...
+
+    async def replace_mentions(
+        self, workspace: str, by_chunk: Mapping[str, Sequence[Mention]]
+    ) -> None:
+        """`replace_chunk_mentions` for many chunks in one write: a document's added chunks
+        (a curated graph source has one per record, thousands)."""
         ...
 
     async def delete_chunks(self, workspace: str, chunk_ids: Sequence[str]) -> set[str]:

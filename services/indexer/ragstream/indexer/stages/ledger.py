@@ -38,11 +38,10 @@ class Ledger:
         self, workspace: str, added: Sequence[Chunk], extracted: Sequence[list[Mention]]
     ) -> set[str]:
         """Writes the added chunks' mentions; returns the keys they mention."""
-        touched: set[str] = set()
-        for chunk, mentions in zip(added, extracted, strict=True):
-            await self._mentions.replace_chunk_mentions(workspace, chunk.id, mentions)
-            touched.update(m.key for m in mentions)
-        return touched
+        by_chunk = {chunk.id: mentions for chunk, mentions in zip(added, extracted, strict=True)}
+        if by_chunk:
+            await self._mentions.replace_mentions(workspace, by_chunk)
+        return {m.key for mentions in extracted for m in mentions}
 
     async def keys_of(self, workspace: str, chunk_ids: Sequence[str]) -> set[str]:
         return await self._mentions.keys_of_chunks(workspace, chunk_ids)

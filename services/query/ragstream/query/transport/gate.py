@@ -44,6 +44,7 @@ FAMILIES: dict[str, str] = {
     "/ragstream.v1.QueryService/Retrieve": QUERIES,
     "/ragstream.v1.IngestService/PublishDocuments": PUBLISHES,
     "/ragstream.v1.IngestService/DeleteDocuments": PUBLISHES,
+    "/ragstream.v1.IngestService/ImportGraph": PUBLISHES,
     "/ragstream.v1.GraphService/SearchEntities": QUERIES,
     "/ragstream.v1.GraphService/GetNeighbourhood": QUERIES,
     "/ragstream.v1.GraphService/GetGraphStats": QUERIES,

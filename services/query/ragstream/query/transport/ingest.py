@@ -22,6 +22,7 @@ from ragstream.common.storage.protocols import DocumentStore
 from ragstream.common.versions import Outcome, delete_outcome, upsert_outcome
 from ragstream.query.transport import convert
 from ragstream.query.transport.gate import CallContext
+from ragstream.query.transport.import_graph import graph_change
 from ragstream.v1 import ingest_pb2, ingest_pb2_grpc
 
 DEFAULT_PAGE_SIZE = 100
@@ -79,6 +80,13 @@ class IngestServicer(ingest_pb2_grpc.IngestServiceServicer):
         return ingest_pb2.DeleteDocumentsResponse(
             results=await self._publish(changes, delete_outcome)
         )
+
+    async def ImportGraph(
+        self, request: ingest_pb2.ImportGraphRequest, context: CallContext
+    ) -> ingest_pb2.ImportGraphResponse:
+        workspace = convert.workspace_of(request.workspace, self._workspace)
+        [result] = await self._publish([graph_change(request, workspace)], upsert_outcome)
+        return ingest_pb2.ImportGraphResponse(result=result)
 
     async def GetDocumentStatus(
         self, request: ingest_pb2.GetDocumentStatusRequest, context: CallContext

@@ -49,6 +49,7 @@ from ragstream.query.transport.checks import (
     zero_or_range,
 )
 from ragstream.query.transport.convert import ROLES
+from ragstream.query.transport.import_graph import IMPORT_CROSS_RULES, IMPORT_RULES
 from ragstream.v1 import common_pb2, query_pb2
 
 __all__ = ["RULES", "Limits", "Violation", "validate", "walks_into"]
@@ -221,6 +222,7 @@ RULES: dict[str, dict[str, tuple[Check, ...]]] = {
         "workspace": WORKSPACE,
         "top": (in_range(0, MAX_TOP_ENTITIES),),
     },
+    **IMPORT_RULES,
 }
 CROSS_RULES: dict[str, tuple[CrossCheck, ...]] = {
     "ragstream.v1.QueryParams": (_one_output,),
@@ -229,6 +231,7 @@ CROSS_RULES: dict[str, tuple[CrossCheck, ...]] = {
     "ragstream.v1.DeleteDocumentsRequest": (
         lambda request: unique_ids("doc_ids")(request.doc_ids),
     ),
+    **IMPORT_CROSS_RULES,
 }
 
 

@@ -38,6 +38,16 @@ def mention_from(source: Mapping[str, Any]) -> Mention:
     return Mention(**values)
 
 
+def _chunk_document(workspace: str, chunk_id: str, mentions: Sequence[Mention]) -> dict[str, Any]:
+    by_key = {m.key: m for m in mentions}  # one mention per (chunk, key): the last one
+    return {
+        "workspace": workspace,
+        "chunk_id": chunk_id,
+        "keys": sorted(by_key),
+        "mentions": [mention_source(m) for m in by_key.values()],
+    }
+
+
 class ElasticMentionStore(AliasedStore):
     """MentionStore over the `<prefix>-mentions` alias."""
 
@@ -47,18 +57,23 @@ class ElasticMentionStore(AliasedStore):
     async def replace_chunk_mentions(
         self, workspace: str, chunk_id: str, mentions: Sequence[Mention]
     ) -> None:
-        by_key = {m.key: m for m in mentions}  # one mention per (chunk, key): the last one
-        await self._client.index(
-            index=self._alias,
-            id=codec.doc_id(workspace, chunk_id),
-            document={
-                "workspace": workspace,
-                "chunk_id": chunk_id,
-                "keys": sorted(by_key),
-                "mentions": [mention_source(m) for m in by_key.values()],
-            },
-            refresh=self._refresh,
-        )
+        await self.replace_mentions(workspace, {chunk_id: mentions})
+
+    async def replace_mentions(
+        self, workspace: str, by_chunk: Mapping[str, Sequence[Mention]]
+    ) -> None:
+        """One bulk write, so one refresh wait for all the chunks, not one each."""
+        actions = [
+            {
+                "_op_type": "index",
+                "_index": self._alias,
+                "_id": codec.doc_id(workspace, chunk_id),
+                "_source": _chunk_document(workspace, chunk_id, mentions),
+            }
+            for chunk_id, mentions in by_chunk.items()
+        ]
+        if actions:
+            await bulk_write(self._client, actions, refresh=self._refresh)
 
     async def delete_chunks(self, workspace: str, chunk_ids: Sequence[str]) -> set[str]:
         keys = await self.keys_of_chunks(workspace, chunk_ids)

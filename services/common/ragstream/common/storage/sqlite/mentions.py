@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from ragstream.common.models import Mention, MentionKind
 from ragstream.common.storage.sqlite.db import Database, Migration
@@ -79,15 +79,23 @@ class SqliteMentionStore:
     async def replace_chunk_mentions(
         self, workspace: str, chunk_id: str, mentions: Sequence[Mention]
     ) -> None:
-        if any(m.workspace != workspace or m.chunk_id != chunk_id for m in mentions):
-            raise ValueError("every mention must belong to the given workspace and chunk")
+        await self.replace_mentions(workspace, {chunk_id: mentions})
+
+    async def replace_mentions(
+        self, workspace: str, by_chunk: Mapping[str, Sequence[Mention]]
+    ) -> None:
+        for chunk_id, mentions in by_chunk.items():
+            if any(m.workspace != workspace or m.chunk_id != chunk_id for m in mentions):
+                raise ValueError("every mention must belong to the given workspace and chunk")
         # One mention per (chunk, key): a later duplicate in the list wins.
-        rows = list({m.key: _row(m) for m in mentions}.values())
+        rows = [r for ms in by_chunk.values() for r in {m.key: _row(m) for m in ms}.values()]
         placeholders = ", ".join("?" * len(_COLUMNS.split(",")))
 
         def write(conn: sqlite3.Connection) -> None:
             conn.execute(
-                "DELETE FROM mentions WHERE workspace = ? AND chunk_id = ?", (workspace, chunk_id)
+                "DELETE FROM mentions WHERE workspace = ? AND chunk_id IN "
+                "(SELECT value FROM json_each(?))",
+                (workspace, _ids(list(by_chunk))),
             )
             conn.executemany(f"INSERT INTO mentions ({_COLUMNS}) VALUES ({placeholders})", rows)
 

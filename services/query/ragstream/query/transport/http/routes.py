@@ -36,6 +36,7 @@ ROUTES: tuple[tuple[str, str, str], ...] = (
     ("/v1/retrieve", "QueryService", "Retrieve"),
     ("/v1/documents", "IngestService", "PublishDocuments"),
     ("/v1/documents/delete", "IngestService", "DeleteDocuments"),
+    ("/v1/graph/import", "IngestService", "ImportGraph"),
     ("/v1/documents/status", "IngestService", "GetDocumentStatus"),
     ("/v1/documents/list", "IngestService", "ListDocuments"),
     ("/v1/indexing-progress", "IngestService", "GetIndexingProgress"),
@@ -159,6 +160,9 @@ def options(methods: str) -> Handler:
 
 
 def add_routes(app: web.Application, routes: list[Route], gate: Gate) -> None:
+    from ragstream.query.transport.http.chat import add_chat_routes  # it imports this module
+
+    add_chat_routes(app, routes, gate)
     for route in routes:
         handle = handler(route, gate)
         app.router.add_post(route.path, handle)

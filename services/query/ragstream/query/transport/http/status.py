@@ -39,16 +39,21 @@ HTTP_STATUS: dict[int, int] = {
 
 
 def refusal(rejected: Rejected) -> web.Response:
+    return web.json_response(
+        to_json(rejected.status(), defaults=False),
+        status=HTTP_STATUS.get(rejected.code, 500),
+        headers=refusal_headers(rejected),
+    )
+
+
+def refusal_headers(rejected: Rejected) -> dict[str, str]:
+    """What a refusal says in headers besides its body: the auth scheme, when to retry."""
     headers = {}
     if rejected.code == code_pb2.UNAUTHENTICATED:
         headers["WWW-Authenticate"] = 'Bearer realm="ragstream"'
     if rejected.retry_after_s is not None:
         headers["Retry-After"] = str(max(1, math.ceil(rejected.retry_after_s)))
-    return web.json_response(
-        to_json(rejected.status(), defaults=False),
-        status=HTTP_STATUS.get(rejected.code, 500),
-        headers=headers,
-    )
+    return headers
 
 
 def status_response(
