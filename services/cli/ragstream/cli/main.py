@@ -29,6 +29,8 @@ app = typer.Typer(
 )
 eval_app = typer.Typer(help="Measure retrieval quality on public benchmarks.", no_args_is_help=True)
 app.add_typer(eval_app, name="eval")
+communities_app = typer.Typer(help="The workspace's communities.", no_args_is_help=True)
+app.add_typer(communities_app, name="communities")
 
 ConfigOpt = Annotated[Path | None, typer.Option("--config", help="TOML config file.")]
 ServerOpt = Annotated[str, typer.Option("--server", help="host:port of ragstream serve.")]
@@ -248,6 +250,23 @@ def reindex(
     settings = _settings(config)
     with _reported():
         code = asyncio.run(run_reindex(settings, delete_old, cleanup))
+    sys.exit(code)
+
+
+@communities_app.command("rebuild")
+def communities_rebuild(
+    workspace: WorkspaceOpt = "default",
+    wait: Annotated[
+        float, typer.Option("--wait", help="Seconds to wait for the indexer (0: do not wait).")
+    ] = 120.0,
+    config: ConfigOpt = None,
+) -> None:
+    """Rebuild a workspace's communities from its whole graph (seeded; done by the indexer)."""
+    from ragstream.cli.communities import request_rebuild
+
+    settings = _settings(config)
+    with _reported():
+        code = asyncio.run(request_rebuild(settings, workspace, wait))
     sys.exit(code)
 
 

@@ -48,8 +48,10 @@ def update(
     """
     old_top = previous.top()
     touched_set = set(touched)
-    affected = {old_top[n] for n in touched_set if n in old_top}
     nodes = graph.nodes()
+    # A member that left the graph makes its community affected even if not named.
+    affected = {old_top[n] for n in touched_set if n in old_top}
+    affected |= {c for n, c in old_top.items() if n not in nodes}
     free = {n for n in nodes if n in touched_set or n not in old_top or old_top[n] in affected}
     groups = leiden(*_collapsed(graph, old_top, free, params))
     tops = [top for top in (_expanded(group, previous) for group in groups) if top]

@@ -1,0 +1,109 @@
+"""Communities kept current by the indexer, end to end on the embedded stores (offline NLP
+extractor): stored after each merge batch, shrunk by deletes, and the same communities from a
+rebuild whatever order the events came in."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from ragstream.cli.communities import request_rebuild
+from ragstream.common.events import DocumentChange
+from ragstream.indexer.communities.leiden import LeidenParams
+from ragstream.indexer.communities.maintain import rebuild
+from ragstream.indexer.communities.modularity import modularity
+from ragstream.indexer.communities.partition import Partition
+from ragstream.indexer.stages.communities import partition_of, read_graph
+from tests.support.pipeline import Pipeline, embedded_settings, running_pipeline
+
+WS = "comm"
+REPO = Path(__file__).resolve().parents[2]
+PARAMS = LeidenParams()
+
+
+def change(doc_id: str, version: int, content: str | None) -> DocumentChange:
+    if content is None:
+        return DocumentChange(WS, doc_id, version, deleted=True)
+    return DocumentChange(WS, doc_id, version, False, content, f"{doc_id}.md", {}, 1_700_000_000.0)
+
+
+def corpus() -> list[DocumentChange]:
+    files = sorted((REPO / "demo" / "corpus").iterdir())
+    return [change(f.name, 1, f.read_text(encoding="utf-8")) for f in files]
+
+
+async def stored(pipeline: Pipeline) -> Partition:
+    return partition_of(await pipeline.backends.stores.communities.list(WS))
+
+
+async def check_current(pipeline: Pipeline) -> tuple[Partition, float]:
+    """The stored partition covers exactly the graph's related entities, every level splits
+    the one above, and its modularity is within 2% of a rebuild's; returns it and that."""
+    graph = await read_graph(pipeline.backends.stores.graph, WS)
+    partition = await stored(pipeline)
+    assert {m for c in partition.level(0) for m in c.members} == graph.nodes()
+    assert {m for c in partition.communities.values() for m in c.members} <= graph.nodes()
+    for community in partition.communities.values():
+        if community.parent:
+            assert community.members <= partition.communities[community.parent].members
+    ours = modularity(graph, partition.top())
+    assert ours >= 0.98 * modularity(graph, rebuild(graph, PARAMS).top())
+    return partition, ours
+
+
+async def test_communities_follow_upserts_and_deletes(tmp_path: Path) -> None:
+    events = corpus()
+    async with running_pipeline(embedded_settings(tmp_path)) as pipeline:
+        await pipeline.publish(events)
+        await pipeline.idle()
+        before, _ = await check_current(pipeline)
+        assert len(before.level(0)) >= 3
+        gone = events[0].doc_id
+        nodes = await pipeline.backends.stores.graph.get_nodes(WS, sorted(before.top()))
+        only_there = {n.key for n in nodes if n.doc_ids == (gone,)}
+        assert only_there
+
+        await pipeline.publish([change(gone, 2, None)])
+        await pipeline.idle()
+        after, _ = await check_current(pipeline)
+    held = {m for c in after.communities.values() for m in c.members}
+    assert not held & only_there
+    kept = set(before.communities) & set(after.communities)
+    assert len(kept) >= len(before.communities) // 2  # ids persist where membership does
+
+
+async def test_any_order_of_the_events_gives_the_same_rebuild(tmp_path: Path) -> None:
+    events = corpus()
+    edited = events[1].content.replace(".", ". Lena Voss reviewed this.", 1)
+    stream = [*events, change(events[1].doc_id, 2, edited), change(events[2].doc_id, 2, None)]
+    results = []
+    for run, seed in enumerate((None, 3)):
+        order = stream[:]
+        if seed is not None:  # each document's events stay in order; documents interleave
+            rng = random.Random(seed)
+            order.sort(key=lambda e: (e.version, rng.random()))
+        async with running_pipeline(embedded_settings(tmp_path / str(run))) as pipeline:
+            for start in range(0, len(order), 4):
+                await pipeline.publish(order[start : start + 4])
+            await pipeline.idle()
+            _, quality = await check_current(pipeline)
+            graph = await read_graph(pipeline.backends.stores.graph, WS)
+        results.append((rebuild(graph, PARAMS), quality))
+    (first, first_q), (second, second_q) = results
+    assert first.communities == second.communities
+    assert abs(first_q - second_q) <= 0.02 * first_q
+
+
+async def test_communities_rebuild_is_applied_by_the_indexer(tmp_path: Path) -> None:
+    settings = embedded_settings(tmp_path)
+    async with running_pipeline(settings) as pipeline:
+        await pipeline.publish(corpus()[:6])
+        await pipeline.idle()
+        assert await request_rebuild(settings, WS, wait_s=60) == 0
+        graph = await read_graph(pipeline.backends.stores.graph, WS)
+        assert (await stored(pipeline)).shape() == rebuild(graph, PARAMS).shape()
+        assert await request_rebuild(settings, "no such/workspace", wait_s=1) == 2
+
+
+async def test_a_rebuild_nobody_applies_is_reported_as_queued(tmp_path: Path) -> None:
+    assert await request_rebuild(embedded_settings(tmp_path), WS, wait_s=0.3) == 1
