@@ -9,10 +9,13 @@ from pathlib import Path
 
 from ragstream.cli.communities import request_rebuild
 from ragstream.common.events import DocumentChange
+from ragstream.common.models import Collection, SearchFilter
+from ragstream.common.text.analyzer import analyze
 from ragstream.indexer.communities.leiden import LeidenParams
 from ragstream.indexer.communities.maintain import rebuild
 from ragstream.indexer.communities.modularity import modularity
 from ragstream.indexer.communities.partition import Partition
+from ragstream.indexer.communities.reports import CommunityContent, content_key
 from ragstream.indexer.stages.communities import partition_of, read_graph
 from tests.support.pipeline import Pipeline, embedded_settings, running_pipeline
 
@@ -34,6 +37,26 @@ def corpus() -> list[DocumentChange]:
 
 async def stored(pipeline: Pipeline) -> Partition:
     return partition_of(await pipeline.backends.stores.communities.list(WS))
+
+
+async def check_reports(pipeline: Pipeline) -> dict[str, str]:
+    """Every community has a report written from its current content, resting only on its
+    members, and searchable; returns each community's report content key."""
+    stores = pipeline.backends.stores
+    records = await stores.communities.list(WS)
+    keys: dict[str, str] = {}
+    for record in records:
+        nodes = await stores.graph.get_nodes(WS, list(record.members))
+        edges = await stores.graph.edges_among(WS, list(record.members))
+        content = CommunityContent.of(record.id, record.level, nodes, edges)
+        assert record.report is not None
+        assert record.report.content_key == content_key(content)
+        for finding in record.report.findings:
+            assert set(finding.entities) <= set(record.members)
+        keys[record.id] = record.report.content_key
+    stored = await stores.search.get(Collection.COMMUNITIES, WS, sorted(keys))
+    assert [r.id for r in stored] == sorted(keys)
+    return keys
 
 
 async def check_current(pipeline: Pipeline) -> tuple[Partition, float]:
@@ -58,6 +81,14 @@ async def test_communities_follow_upserts_and_deletes(tmp_path: Path) -> None:
         await pipeline.idle()
         before, _ = await check_current(pipeline)
         assert len(before.level(0)) >= 3
+        await check_reports(pipeline)
+        top = before.level(0)[0]
+        title = (await pipeline.backends.stores.communities.get(WS, [top.id]))[0].report
+        assert title is not None
+        hits = await pipeline.backends.stores.search.search_terms(
+            Collection.COMMUNITIES, WS, analyze(title.title), SearchFilter(), 5
+        )
+        assert top.id in [h.record.id for h in hits]
         gone = events[0].doc_id
         nodes = await pipeline.backends.stores.graph.get_nodes(WS, sorted(before.top()))
         only_there = {n.key for n in nodes if n.doc_ids == (gone,)}
@@ -66,6 +97,7 @@ async def test_communities_follow_upserts_and_deletes(tmp_path: Path) -> None:
         await pipeline.publish([change(gone, 2, None)])
         await pipeline.idle()
         after, _ = await check_current(pipeline)
+        await check_reports(pipeline)
     held = {m for c in after.communities.values() for m in c.members}
     assert not held & only_there
     kept = set(before.communities) & set(after.communities)
@@ -107,3 +139,31 @@ async def test_communities_rebuild_is_applied_by_the_indexer(tmp_path: Path) -> 
 
 async def test_a_rebuild_nobody_applies_is_reported_as_queued(tmp_path: Path) -> None:
     assert await request_rebuild(embedded_settings(tmp_path), WS, wait_s=0.3) == 1
+
+
+async def test_editing_a_paragraph_rewrites_only_the_reports_of_what_changed(
+    tmp_path: Path,
+) -> None:
+    events = corpus()
+    async with running_pipeline(embedded_settings(tmp_path)) as pipeline:
+        graph = pipeline.backends.stores.graph
+        await pipeline.publish(events)
+        await pipeline.idle()
+        before = await check_reports(pipeline)
+        members = {r.id: r.members for r in await pipeline.backends.stores.communities.list(WS)}
+        keys = sorted({m for ms in members.values() for m in ms})
+        nodes = {n.key: n.description for n in await graph.get_nodes(WS, keys)}
+        doc = events[4]
+        paragraphs = doc.content.split("\n\n")
+        middle = len(paragraphs) // 2
+        paragraphs[middle] = paragraphs[middle].replace(" ", " also ", 1)
+        await pipeline.publish([change(doc.doc_id, 2, "\n\n".join(paragraphs))])
+        await pipeline.idle()
+        after = await check_reports(pipeline)
+        now = {n.key: n.description for n in await graph.get_nodes(WS, keys)}
+    edited = {k for k in keys if set(nodes[k].split("\n")) != set(now.get(k, "").split("\n"))}
+    rewritten = {c for c, key in after.items() if before.get(c) != key}
+    assert edited and rewritten
+    # a report is rewritten only where a member's description (or a relation) changed
+    assert all(c not in members or not edited.isdisjoint(members[c]) for c in rewritten)
+    assert len(rewritten) < len(after) // 3

@@ -33,6 +33,12 @@ from ragstream.indexer.consumer import (
 )
 from ragstream.indexer.documents import DocumentIndexer
 from ragstream.indexer.stages.communities import CommunityMaintainer
+from ragstream.indexer.stages.community_reports import (
+    ExtractiveReportWriter,
+    LLMReportWriter,
+    ReportWriter,
+)
+from ragstream.indexer.stages.community_write import CommunityWriter
 from ragstream.indexer.stages.extract.llm_extractor import LLMExtractor
 from ragstream.indexer.stages.extract.mentions import MentionExtraction
 from ragstream.indexer.stages.extract.nlp_extractor import NLPExtractor
@@ -54,6 +60,15 @@ def build_extractor(
     model, extraction = settings.llm.model, settings.extraction
     llm = LLMExtractor(chat, cache, model, extraction, settings.llm)
     return llm, LLMSummarizer(chat, cache, model, settings.llm, language=extraction.language)
+
+
+def build_report_writer(
+    settings: Settings, cache: CacheStore, chat: ChatModel | None
+) -> ReportWriter:
+    """Community reports by the LLM when one is configured, else extractive ones."""
+    if chat is None:
+        return ExtractiveReportWriter()
+    return LLMReportWriter(chat, cache, settings.llm.model, settings.llm)
 
 
 def build_stages(settings: Settings, backends: Backends) -> Stages:
@@ -116,9 +131,11 @@ def merge_then_communities(
 
 def community_stage(settings: Settings, backends: Backends) -> CommunityConsumer:
     """The community step: the one consumer of a workspace's partition of its topic."""
-    maintainer = CommunityMaintainer(
-        backends.stores.graph, backends.stores.communities, settings.communities
-    )
+    stores, providers = backends.stores, backends.providers
+    reports = build_report_writer(settings, stores.cache, providers.chat)
+    embedder = providers.embeddings.view(Priority.MERGE)
+    writer = CommunityWriter(stores.graph, stores.communities, stores.search, embedder, reports)
+    maintainer = CommunityMaintainer(stores.graph, stores.communities, writer, settings.communities)
     topics = backends.topics
     stage = CommunityConsumer(
         backends.bus.consumer(community_group(settings.bus.group_id), [topics.communities]),

@@ -31,6 +31,7 @@ from ragstream.indexer.communities.leiden import LeidenParams
 from ragstream.indexer.communities.maintain import rebuild, update
 from ragstream.indexer.communities.modularity import modularity
 from ragstream.indexer.communities.partition import Community, Partition
+from ragstream.indexer.stages.community_write import CommunityWriter, Written
 
 log = logging.getLogger(__name__)
 REBUILD_KEY = "\u241e\u241erebuild"
@@ -66,11 +67,18 @@ def partition_of(records: Sequence[CommunityRecord]) -> Partition:
 
 class CommunityMaintainer:
     def __init__(
-        self, graph: GraphStore, communities: CommunityStore, cfg: CommunitiesConfig
+        self,
+        graph: GraphStore,
+        communities: CommunityStore,
+        writer: CommunityWriter,
+        cfg: CommunitiesConfig,
     ) -> None:
         self._graph = graph
         self._communities = communities
+        self._writer = writer
         self._cfg = cfg
+        self.reports_written = 0
+        """Reports written anew since start (the others' content was unchanged)."""
         self._params = leiden_params(cfg)
         self._states: dict[str, WorkspaceState] = {}
 
@@ -87,24 +95,26 @@ class CommunityMaintainer:
             by_workspace.setdefault(item.workspace, set()).add(item.key)
         for ws, keys in by_workspace.items():
             with span("communities", attributes=own(workspace=ws, keys=len(keys))) as current:
-                changed, removed = await self._maintain(ws, keys)
-                annotate(current, changed=changed, removed=removed)
+                written = await self._maintain(ws, keys)
+                self.reports_written += written.reports
+                annotate(
+                    current, changed=written.changed, removed=written.removed,
+                    reports=written.reports,
+                )  # fmt: skip
 
-    async def rebuild(self, ws: str) -> Partition:
+    async def rebuild(self, ws: str) -> Written:
         """A full rebuild of the workspace from the graph store (`communities rebuild`),
-        every key of the batch included: the graph is read whole."""
+        every key of the batch included: the graph is read whole, every report checked."""
         graph = await read_graph(self._graph, ws)
         before = partition_of(await self._communities.list(ws))
         after = await asyncio.to_thread(rebuild, graph, self._params, before)
-        await self._write(ws, before, after)
+        written = await self._writer.write(ws, before, after, graph.nodes())
         self._states[ws] = WorkspaceState(graph, after)
-        return after
+        return written
 
-    async def _maintain(self, ws: str, keys: set[str]) -> tuple[int, int]:
+    async def _maintain(self, ws: str, keys: set[str]) -> Written:
         if REBUILD_KEY in keys:
-            before = partition_of(await self._communities.list(ws))
-            after = await self.rebuild(ws)
-            return len(after.communities), len(set(before.communities) - set(after.communities))
+            return await self.rebuild(ws)
         state = self._states.get(ws)
         if state is None:
             stored = await self._communities.list(ws)
@@ -120,9 +130,9 @@ class CommunityMaintainer:
         if state.batches >= self._cfg.check_every:
             state.batches = 0
             after = await asyncio.to_thread(self._checked, ws, state.graph, after)
-        changed, removed = await self._write(ws, before, after)
+        written = await self._writer.write(ws, before, after, touched)
         state.partition = after
-        return changed, removed
+        return written
 
     async def _apply_changes(self, ws: str, graph: WeightedGraph, keys: set[str]) -> set[str]:
         """Reads the touched relations and entities, applies them to `graph`, and returns
@@ -152,17 +162,6 @@ class CommunityMaintainer:
             log.warning("communities of %s drifted past %.2f%%: rebuilt", ws, 100 * drift)
             return reference
         return partition
-
-    async def _write(self, ws: str, before: Partition, after: Partition) -> tuple[int, int]:
-        """Writes the communities that are new or changed and deletes those gone."""
-        upserts = [
-            CommunityRecord(ws, c.id, c.level, c.parent, tuple(sorted(c.members)))
-            for c in sorted(after.communities.values(), key=lambda c: c.id)
-            if before.communities.get(c.id) != c
-        ]
-        deletes = sorted(set(before.communities) - set(after.communities))
-        await self._communities.apply(ws, upserts, deletes)
-        return len(upserts), len(deletes)
 
 
 def keys_entities(keys: set[str]) -> set[str]:
