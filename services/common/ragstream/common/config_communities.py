@@ -23,5 +23,10 @@ class CommunitiesConfig(BaseModel):
     check_every: int = Field(20, ge=1)
     """Community batches of a workspace between two drift checks (each check is one full
     rebuild, kept only past `max_drift`)."""
-    batch_size: int = Field(5000, ge=1, le=1_000_000)
-    """Community events (touched keys) read in one poll."""
+    settle_s: float = Field(30.0, ge=0.0, le=3600.0)
+    """Before each batch the community step waits, at most this long, until stages 1 and 2
+    have nothing queued: a burst of documents changes a community many times, and its
+    report is then written once."""
+    batch_size: int = Field(100_000, ge=1, le=1_000_000)
+    """Community events (touched keys) read in one poll: a whole burst, so that it is one
+    batch."""

@@ -23,7 +23,7 @@ from ragstream.common.storage.protocols import CacheStore
 from ragstream.common.telemetry import telemetry_session
 from ragstream.common.text.analyzer import load_segmenter
 from ragstream.common.text.tokens import DEFAULT_ENCODING, encoding
-from ragstream.indexer.backlog import documents_drained
+from ragstream.indexer.backlog import documents_drained, indexing_drained
 from ragstream.indexer.batch_consumer import ApplyBatch, BatchConsumer
 from ragstream.indexer.community_consumer import CommunityConsumer, publishing_merged
 from ragstream.indexer.consumer import (
@@ -144,6 +144,9 @@ def community_stage(settings: Settings, backends: Backends) -> CommunityConsumer
         decode_merge,
         maintainer.apply_batch,
         settings.indexer.model_copy(update={"batch_size": settings.communities.batch_size}),
+        settle=indexing_drained(
+            backends.bus, topics, settings.bus.group_id, settings.communities.settle_s
+        ),
     )
     stage.on_reassigned(maintainer.forget)
     return stage

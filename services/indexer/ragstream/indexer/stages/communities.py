@@ -34,6 +34,8 @@ from ragstream.indexer.communities.partition import Community, Partition
 from ragstream.indexer.stages.community_write import CommunityWriter, Written
 
 log = logging.getLogger(__name__)
+
+
 REBUILD_KEY = "\u241e\u241erebuild"
 """The key of a request for a full rebuild (`ragstream communities rebuild`): no entity or
 relation key holds two relation marks."""

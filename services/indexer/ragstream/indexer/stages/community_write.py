@@ -19,6 +19,7 @@ from ragstream.common.communities import CommunityRecord, Report
 from ragstream.common.models import Collection, GraphEdge, GraphNode, SearchRecord
 from ragstream.common.providers.embedding import Embedder
 from ragstream.common.storage.protocols import CommunityStore, GraphStore, SearchStore
+from ragstream.common.telemetry import own, span
 from ragstream.indexer.communities.partition import Community, Partition
 from ragstream.indexer.communities.reports import (
     CommunityContent,
@@ -61,11 +62,24 @@ class CommunityWriter:
         self, ws: str, before: Partition, after: Partition, touched: set[str]
     ) -> Written:
         """`touched`: entities whose description may have changed (the batch's)."""
+        gone = sorted(set(before.communities) - set(after.communities))
         chosen = [
             c
             for c in sorted(after.communities.values(), key=lambda c: c.id)
             if before.communities.get(c.id) != c or not c.members.isdisjoint(touched)
         ]
+        with span("community_reports", attributes=own(workspace=ws, communities=len(chosen))):
+            upserts, records, fresh = await self._reported(ws, chosen)
+        await self._communities.apply(ws, upserts, gone)
+        await self._search.delete(Collection.COMMUNITIES, ws, gone)
+        await self._search.upsert(Collection.COMMUNITIES, records)
+        return Written(len(upserts), len(gone), fresh)
+
+    async def _reported(
+        self, ws: str, chosen: list[Community]
+    ) -> tuple[list[CommunityRecord], list[SearchRecord], int]:
+        """The chosen communities' records whose report or members changed, their reports'
+        search records (embedded), and how many reports were written anew."""
         stored = {r.id: r for r in await self._communities.get(ws, [c.id for c in chosen])}
         contents = await self._contents(ws, chosen)
         reports = await asyncio.gather(*(self._report(contents[c.id], stored) for c in chosen))
@@ -79,11 +93,7 @@ class CommunityWriter:
                 upserts.append(record)
                 records.append(report_record(ws, contents[community.id], report, record.parent))
             fresh += new
-        deletes = sorted(set(before.communities) - set(after.communities))
-        await self._communities.apply(ws, upserts, deletes)
-        await self._search.delete(Collection.COMMUNITIES, ws, deletes)
-        await self._search.upsert(Collection.COMMUNITIES, await self._embedded(records))
-        return Written(len(upserts), len(deletes), fresh)
+        return upserts, await self._embedded(records), fresh
 
     async def _report(
         self, content: CommunityContent, stored: dict[str, CommunityRecord]
