@@ -311,7 +311,7 @@ def eval_multihop(
     """Passage recall@2 and @5 of a query mode on a multi-hop QA set."""
     from ragstream.query.types import Mode
 
-    modes = tuple(m for m in Mode if m is not Mode.BYPASS)
+    modes = tuple(m for m in Mode if m not in (Mode.BYPASS, Mode.COMMUNITY))
     chosen = Mode(_choice("--mode", mode, modes))
     from ragstream.cli.beir import DatasetError, open_dataset  # the slow imports
     from ragstream.cli.multihop import run_multihop
