@@ -221,7 +221,7 @@ def status(
 def query(
     text: Annotated[str, typer.Argument(help="The question.")],
     mode: Annotated[
-        str, typer.Option("--mode", "-m", help="local|global|hybrid|mix|naive|bypass")
+        str, typer.Option("--mode", "-m", help="local|global|hybrid|mix|naive|bypass|community")
     ] = "",
     context_only: Annotated[bool, typer.Option("--context-only", help="Retrieve only.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the response as JSON.")] = False,
