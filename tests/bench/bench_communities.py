@@ -11,7 +11,10 @@ same graph are both made and their modularity compared. A benchmark, run on dema
 
 Printed per seed: the worst relative modularity gap of the update below the rebuild, the
 final modularities, p50 seconds of an update and of a rebuild, and whether any community
-ever held a deleted entity.
+ever held a deleted entity. Before that, on the indexed corpus: the p50 and p90 of a
+`community` query ("What are the main themes across these documents?") through the query
+engine, offline (findings) and with an instant OpenAI-compatible test server (map and
+reduce), 20 runs each.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import argparse
 import asyncio
 import json
 import random
+import re
 import statistics
 import tempfile
 import time
@@ -27,12 +31,22 @@ from pathlib import Path
 from typing import Any
 
 from ragstream.cli.local_index import publish, running_indexer, wait_current
-from ragstream.common.config import Settings
+from ragstream.common.config import LLMConfig, QueryDefaults, Settings
+from ragstream.common.providers.llm import OpenAIChat
+from ragstream.common.providers.scheduler import Priority
+from ragstream.common.registry import Backends
+from ragstream.common.timing import StageTimer
 from ragstream.indexer.communities.graph import WeightedGraph
 from ragstream.indexer.communities.leiden import LeidenParams
 from ragstream.indexer.communities.maintain import rebuild, update
 from ragstream.indexer.communities.modularity import modularity
+from ragstream.query.engine import QueryEngine
+from ragstream.query.transport.convert import query_options
+from ragstream.query.types import QueryInput
+from ragstream.testing.openai_server import OpenAITestServer
+from ragstream.v1 import query_pb2
 from tests.bench import bench_scale
+from tests.pipeline.test_community_query import QUESTION, analyst
 from tests.unit.test_communities import edit, members
 
 
@@ -40,10 +54,38 @@ async def corpus_graph(settings: Settings, corpus: Path) -> WeightedGraph:
     async with running_indexer(settings) as backends:
         await publish(backends, bench_scale.documents(corpus))
         await wait_current(settings, backends)
+        for name, chat in (("offline", None), ("llm", "analyst")):
+            print(json.dumps({"community_query": name, **await query_times(backends, chat)}))
         graph = backends.stores.graph
         stats = await graph.stats(bench_scale.WS, 1_000_000)
         edges = await graph.edges_among(bench_scale.WS, [key for key, _ in stats.top])
     return WeightedGraph.of((e.source, e.target, e.weight) for e in edges)
+
+
+async def query_times(backends: Backends, chat: str | None, runs: int = 20) -> dict[str, Any]:
+    """Seconds of a community query (retrieval and answer), p50 and p90 of `runs`."""
+    async with OpenAITestServer(responder=analyst) as server:
+        model = OpenAIChat(LLMConfig(provider="openai", model="m", base_url=server.base_url))
+        engine = QueryEngine(
+            backends.stores, backends.providers.embeddings.view(Priority.QUERY),
+            model if chat else None,
+        )  # fmt: skip
+        params = query_pb2.QueryParams(mode=query_pb2.QUERY_MODE_COMMUNITY)
+        q = QueryInput(bench_scale.WS, QUESTION, query_options(params, QueryDefaults()))
+        seconds, cited = [], 0
+        for _ in range(runs):
+            began, timer = time.perf_counter(), StageTimer()
+            retrieval = await engine.retrieve(q, timer)
+            answer = await engine.answer(q, retrieval, timer)
+            seconds.append(time.perf_counter() - began)
+            cited = len(set(re.findall(r"\[Data: Reports \((\S+)\)\]", answer)))
+        await model.close()
+    seconds.sort()
+    return {
+        "p50_s": round(statistics.median(seconds), 4),
+        "p90_s": round(seconds[int(0.9 * (runs - 1))], 4),
+        "reports_cited": cited,
+    }
 
 
 def stream(graph: WeightedGraph, seed: int, steps: int) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from ragstream.query.transport.convert import query_options
 from ragstream.query.types import QueryInput
 from ragstream.testing.openai_server import OpenAITestServer
 from ragstream.v1 import query_pb2
-from tests.pipeline.test_communities import WS, corpus
+from tests.pipeline.test_community_indexing import WS, corpus
 from tests.support import scripted_llm
 from tests.support.pipeline import Pipeline, embedded_settings, running_pipeline
 

@@ -26,7 +26,7 @@ from ragstream.common.events import MergeKey
 from ragstream.common.models import is_relation_key, split_relation_key
 from ragstream.common.storage.protocols import CommunityStore, GraphStore
 from ragstream.common.telemetry import annotate, own, span
-from ragstream.indexer.communities.graph import Pair, WeightedGraph, pair
+from ragstream.indexer.communities.graph import MIN_WEIGHT, Pair, WeightedGraph, pair
 from ragstream.indexer.communities.leiden import LeidenParams
 from ragstream.indexer.communities.maintain import rebuild, update
 from ragstream.indexer.communities.modularity import modularity
@@ -124,10 +124,13 @@ class CommunityMaintainer:
             state = WorkspaceState(graph, partition_of(stored))
             self._states[ws] = state
             touched = keys_entities(keys) if stored else graph.nodes()
+            moved = touched
         else:
-            touched = await self._apply_changes(ws, state.graph, keys)
+            moved, touched = await self._apply_changes(ws, state.graph, keys)
         before = state.partition
-        after = await asyncio.to_thread(update, before, state.graph, touched, self._params)
+        after = before
+        if moved:  # a batch that only rewrote descriptions leaves the graph as it was
+            after = await asyncio.to_thread(update, before, state.graph, moved, self._params)
         state.batches += 1
         if state.batches >= self._cfg.check_every:
             state.batches = 0
@@ -136,21 +139,26 @@ class CommunityMaintainer:
         state.partition = after
         return written
 
-    async def _apply_changes(self, ws: str, graph: WeightedGraph, keys: set[str]) -> set[str]:
-        """Reads the touched relations and entities, applies them to `graph`, and returns
-        the entities to re-optimize around: the touched ones, the ends of touched relations,
-        and the neighbours of every entity gone."""
+    async def _apply_changes(
+        self, ws: str, graph: WeightedGraph, keys: set[str]
+    ) -> tuple[set[str], set[str]]:
+        """Reads the touched relations and entities and applies them to `graph`. Returns
+        the entities to re-optimize around (both ends of every relation added, removed or
+        reweighted, every entity gone and its neighbours) and the entities whose reports may
+        have to change (those, every touched entity and both ends of every touched
+        relation)."""
         pairs = sorted({split_relation_key(k) for k in keys if is_relation_key(k)})
         entities = sorted(k for k in keys if not is_relation_key(k))
         edges = {pair(e.source, e.target): e.weight for e in await self._graph.get_edges(ws, pairs)}
         present = {n.key for n in await self._graph.get_nodes(ws, entities)}
         gone = [key for key in entities if key not in present]
         changed: dict[Pair, float | None] = {pair(*p): edges.get(pair(*p)) for p in pairs}
-        touched = keys_entities(keys)
         gone_set = set(gone)
-        touched |= {n for e in graph.weights if e[0] in gone_set or e[1] in gone_set for n in e}
+        moved = {n for e in graph.weights if e[0] in gone_set or e[1] in gone_set for n in e}
+        moved |= gone_set
+        moved |= {n for e, w in changed.items() if not _same(graph.weights.get(e), w) for n in e}
         graph.apply(changed, gone)
-        return touched
+        return moved, moved | keys_entities(keys)
 
     def _checked(self, ws: str, graph: WeightedGraph, partition: Partition) -> Partition:
         reference = rebuild(graph, self._params, partition)
@@ -164,6 +172,13 @@ class CommunityMaintainer:
             log.warning("communities of %s drifted past %.2f%%: rebuilt", ws, 100 * drift)
             return reference
         return partition
+
+
+def _same(old: float | None, new: float | None) -> bool:
+    """Whether an edge's weight is unchanged, as `WeightedGraph` stores it."""
+    if old is None or new is None:
+        return old is new
+    return abs(old - max(new, MIN_WEIGHT)) <= 1e-12
 
 
 def keys_entities(keys: set[str]) -> set[str]:

@@ -68,11 +68,13 @@ class CommunityWriter:
             for c in sorted(after.communities.values(), key=lambda c: c.id)
             if before.communities.get(c.id) != c or not c.members.isdisjoint(touched)
         ]
+        # The reports' whole cost (reading their content, writing, embedding and storing
+        # them) in one span, apart from the partition's upkeep.
         with span("community_reports", attributes=own(workspace=ws, communities=len(chosen))):
             upserts, records, fresh = await self._reported(ws, chosen)
-        await self._communities.apply(ws, upserts, gone)
-        await self._search.delete(Collection.COMMUNITIES, ws, gone)
-        await self._search.upsert(Collection.COMMUNITIES, records)
+            await self._communities.apply(ws, upserts, gone)
+            await self._search.delete(Collection.COMMUNITIES, ws, gone)
+            await self._search.upsert(Collection.COMMUNITIES, records)
         return Written(len(upserts), len(gone), fresh)
 
     async def _reported(
