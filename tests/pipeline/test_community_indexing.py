@@ -119,6 +119,7 @@ async def test_any_order_of_the_events_gives_the_same_rebuild(tmp_path: Path) ->
                 await pipeline.publish(order[start : start + 4])
             await pipeline.idle()
             _, quality = await check_current(pipeline)
+            await check_reports(pipeline)  # every report matches its community's members
             graph = await read_graph(pipeline.backends.stores.graph, WS)
         results.append((rebuild(graph, PARAMS), quality))
     (first, first_q), (second, second_q) = results
