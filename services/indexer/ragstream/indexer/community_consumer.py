@@ -47,20 +47,20 @@ def publishing_merged(
 class CommunityConsumer(ConsumeLoop[MergeKey, ApplyBatch[MergeKey]]):
     """Every record of a poll applied in one call, none dropped as a repeat."""
 
-    _hooks: list[Callable[[], None]]
+    _hooks: tuple[Callable[[], None], ...] = ()
     _assignments = 0
 
     def on_reassigned(self, hook: Callable[[], None]) -> None:
         """`hook` runs before the first batch after the group moved partitions (Kafka): a
         workspace this member owned may have been written by another meanwhile, so state
         kept in memory must be read again."""
-        self._hooks = [*getattr(self, "_hooks", []), hook]
+        self._hooks = (*self._hooks, hook)
 
     async def process(self, records: Sequence[BusRecord], stop: asyncio.Event) -> None:
         assignments = getattr(self.consumer, "assignments", 0)
         if assignments != self._assignments:
             self._assignments = assignments
-            for hook in getattr(self, "_hooks", []):
+            for hook in self._hooks:
                 hook()
         where = offset_ranges(records)
         with span("communities_batch", attributes=own(records=len(records))) as batch:
