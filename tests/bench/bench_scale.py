@@ -124,7 +124,10 @@ def _shared_data() -> Path:
 DATA = _shared_data() / "multihop"
 WS = "scale"
 DOCS, PASSAGES, BIG_PASSAGES, DELETED = 100, 30, 450, 85
-STAGES = ("chunk", "extract", "write", "remove", "merge_batch", "summarize", "embedding_batch")
+STAGES = (
+    "chunk", "extract", "write", "remove", "merge_batch", "summarize", "embedding_batch",
+    "communities", "community_reports",
+)  # fmt: skip
 
 
 class SpanTotals(SpanProcessor):

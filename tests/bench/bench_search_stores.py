@@ -83,6 +83,7 @@ from ragstream.common.models import Collection, GraphEdge, GraphNode, SearchFilt
 from ragstream.common.providers.embedding import HashEmbedder, hash_embed
 from ragstream.common.storage.elastic import (
     ElasticCacheStore,
+    ElasticCommunityStore,
     ElasticDocumentStore,
     ElasticMentionStore,
     ElasticSearchStore,
@@ -92,6 +93,7 @@ from ragstream.common.storage.elastic import (
 from ragstream.common.storage.elastic import queries as es_queries
 from ragstream.common.storage.protocols import SearchStore, Stores
 from ragstream.common.storage.sqlite import Database, SqliteDocumentStore, SqliteSearchStore
+from ragstream.common.storage.sqlite.communities import SqliteCommunityStore
 from ragstream.common.storage.sqlite.graph import SqliteGraphStore
 from ragstream.common.storage.sqlite.mentions import SqliteCacheStore, SqliteMentionStore
 from ragstream.common.text.analyzer import analyze
@@ -297,6 +299,7 @@ async def embedded(directory: Path) -> AsyncIterator[Stores]:
             search=await SqliteSearchStore.open(db), graph=await SqliteGraphStore.open(db),
             mentions=await SqliteMentionStore.open(db), docs=await SqliteDocumentStore.open(db),
             cache=await SqliteCacheStore.open(db),
+            communities=await SqliteCommunityStore.open(db),
         )  # fmt: skip
 
 
@@ -312,6 +315,7 @@ async def elastic(url: str, directory: Path) -> AsyncIterator[Stores]:
                 mentions=await ElasticMentionStore.open(client, layout),
                 docs=await ElasticDocumentStore.open(client, layout),
                 cache=await ElasticCacheStore.open(client, layout),
+                communities=await ElasticCommunityStore.open(client, layout),
             )
     finally:
         found = await client.indices.get(index=f"{layout.prefix}-*")

@@ -78,6 +78,9 @@ def test_v1_describes_the_api_with_its_language_options(channel: grpc.Channel) -
         "GetRelation",
         "GetNeighbourhood",
         "GetGraphStats",
+        "ListCommunities",
+        "GetCommunity",
+        "GetEntityCommunities",
     ]
     assert graph.options.java_outer_classname == "GraphProto"
 

@@ -109,6 +109,7 @@ async def test_reindex_while_queries_run(
         Collection.CHUNKS: CHUNKS,
         Collection.ENTITIES: 20,
         Collection.RELATIONS: 20,
+        Collection.COMMUNITIES: 0,
     }
     for collection in Collection:
         assert await alias_targets(es_client, layout.alias(collection.value)) == [

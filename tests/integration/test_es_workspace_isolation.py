@@ -19,11 +19,13 @@ TEXTS = {
     Collection.CHUNKS: "Mira Okafor leads the Kestrel project at Northwind Labs.",
     Collection.ENTITIES: "Mira Okafor: engineer who leads the Kestrel project.",
     Collection.RELATIONS: "Mira Okafor leads Kestrel.",
+    Collection.COMMUNITIES: "Mira Okafor and Kestrel: the Kestrel project's people.",
 }
 IDS = {
     Collection.CHUNKS: "chunk-1",
     Collection.ENTITIES: "mira okafor",
     Collection.RELATIONS: relation_key("mira okafor", "kestrel"),
+    Collection.COMMUNITIES: "c0123456789ab",
 }
 
 

@@ -18,10 +18,16 @@ from ragstream.common.config import NebulaConfig
 from ragstream.common.events import DocumentChange
 from ragstream.common.providers.scheduler import Priority
 from ragstream.common.storage.nebula import NebulaGraphStore
+from ragstream.query.community_api import CommunityReader
 from ragstream.query.graph_api import GraphReader
 from ragstream.query.main import build_server, build_servicers
 from ragstream.query.transport.graph import GraphServicer
 from ragstream.v1 import graph_pb2, graph_pb2_grpc
+from ragstream.v1.graph_pb2 import (
+    GetCommunityRequest,
+    GetEntityCommunitiesRequest,
+    ListCommunitiesRequest,
+)
 from tests.support.nebula_double import NebulaDouble
 from tests.support.pipeline import Pipeline, embedded_settings, running_pipeline
 
@@ -49,6 +55,8 @@ REQUESTS: list[tuple[str, Message]] = [
         graph_pb2.GetNeighbourhoodRequest(workspace=WS, name="Tern S3", depth=2, max_nodes=500),
     ),
     ("GetGraphStats", STATS),
+    ("ListCommunities", graph_pb2.ListCommunitiesRequest(workspace=WS)),
+    ("GetEntityCommunities", graph_pb2.GetEntityCommunitiesRequest(workspace=WS, name=COMPANY)),
 ]
 
 
@@ -153,12 +161,38 @@ async def nebula_servicer(pipeline: Pipeline, double: NebulaDouble) -> GraphServ
     stores, providers = pipeline.backends.stores, pipeline.backends.providers
     embedder = providers.embeddings.view(Priority.QUERY)
     reader = GraphReader(stores.search, graph, embedder, pipeline.settings.query)
-    return GraphServicer(reader, pipeline.settings.workspace)
+    communities = CommunityReader(stores.communities, graph)
+    return GraphServicer(reader, pipeline.settings.workspace, communities)
+
+
+async def check_communities(stub: graph_pb2_grpc.GraphServiceAsyncStub) -> None:
+    """The top level with reports, highest rated first; one community in full; the
+    company's path down the hierarchy; an unknown id and a bad level refused."""
+    listed = await stub.ListCommunities(ListCommunitiesRequest(workspace=WS), metadata=AUTH)
+    ratings = [c.report.rating for c in listed.communities]
+    assert len(ratings) >= 3 and ratings == sorted(ratings, reverse=True)
+    assert all(c.level == 0 and c.report.title and not c.entity_keys for c in listed.communities)
+    path = await stub.GetEntityCommunities(
+        GetEntityCommunitiesRequest(workspace=WS, name=COMPANY), metadata=AUTH
+    )
+    assert path.entity_key == COMPANY.casefold() and path.communities[0].level == 0
+    assert [c.level for c in path.communities] == list(range(len(path.communities)))
+    leaf = path.communities[-1].community_id
+    one = await stub.GetCommunity(
+        GetCommunityRequest(workspace=WS, community_id=leaf), metadata=AUTH
+    )
+    assert path.entity_key in one.community.entity_keys
+    assert one.community.size == len(one.community.entity_keys)
+    unknown = GetCommunityRequest(workspace=WS, community_id="c-none")
+    assert await code_of(stub.GetCommunity, unknown) == grpc.StatusCode.NOT_FOUND
+    deep = ListCommunitiesRequest(workspace=WS, level=101)
+    assert await code_of(stub.ListCommunities, deep) == grpc.StatusCode.INVALID_ARGUMENT
 
 
 async def test_the_demo_graph_over_grpc_and_on_nebula(pipeline: Pipeline) -> None:
     async for stub in graph_stub(pipeline):
         await check_the_company(stub)
+        await check_communities(stub)
         await check_refusals(stub)
     embedded = build_servicers(pipeline.settings, pipeline.backends).graph
     double = NebulaDouble(lag=1)

@@ -3,7 +3,8 @@
 It answers an extraction prompt with the capitalized names of the passage, at most
 MAX_RECORDS entities and MAX_RECORDS relations (pairs named next to each other in one
 sentence), as a model with a bounded answer would; a gleaning prompt with the names it left
-out (again at most MAX_RECORDS); a summary prompt with one sentence naming the subject.
+out (again at most MAX_RECORDS); a summary prompt with one sentence naming the subject; a
+community report prompt with a report (GraphRAG's JSON) on its first entities and relation.
 Every reply ends with the completion marker, so the output looks complete and only a
 passage with more names than one answer holds leaves something for gleaning.
 """
@@ -11,6 +12,7 @@ passage with more names than one answer holds leaves something for gleaning.
 from __future__ import annotations
 
 import itertools
+import json
 import re
 from typing import Any
 
@@ -23,9 +25,11 @@ _SKIP = frozenset({"The", "A", "An", "In", "On", "At", "It", "He", "She", "They"
 
 
 def kind(messages: list[dict[str, Any]]) -> str:
-    """extraction, gleaning (a follow-up turn on the same passage) or summary."""
+    """extraction, gleaning (a follow-up turn on the same passage), summary or report."""
     if "merge descriptions" in str(messages[0].get("content", "")):
         return "summary"
+    if "report of a community" in str(messages[-1].get("content", "")):
+        return "report"
     return "gleaning" if len(messages) > 2 else "extraction"
 
 
@@ -60,7 +64,26 @@ def records(sentences: list[list[str]], skip: set[str]) -> str:
     return "\n".join([*lines, COMPLETION_MARKER])
 
 
+def report(messages: list[dict[str, Any]]) -> str:
+    """A community report on the prompt's first three entities and its first relation."""
+    tables = str(messages[-1].get("content", "")).split("Entities\n", 1)[-1]
+    entities, _, relations = tables.partition("Relationships\n")
+    names = [row.split(",")[1] for row in entities.splitlines()[1:4] if row.count(",") >= 2]
+    finding = {
+        "summary": f"{names[0] if names else 'The community'} is central",
+        "explanation": "It has the most relations in the community.",
+        "entities": [0],
+        "relationships": [0] if relations.strip().count("\n") >= 1 else [],
+    }
+    return json.dumps({
+        "title": " and ".join(names) or "A community", "summary": "; ".join(names),
+        "rating": 5.0, "rating_explanation": "Scripted.", "findings": [finding],
+    })  # fmt: skip
+
+
 def respond(messages: list[dict[str, Any]], body: dict[str, Any]) -> str:
+    if kind(messages) == "report":
+        return report(messages)
     if kind(messages) == "summary":
         subject = str(messages[-1].get("content", "")).split("\n", 1)[0]
         return f"{subject.split(':', 1)[-1].strip()} is described in several passages."

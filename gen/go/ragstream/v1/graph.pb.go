@@ -21,6 +21,592 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// One key finding of a community report.
+type CommunityFinding struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A short statement.
+	Summary string `protobuf:"bytes,1,opt,name=summary,proto3" json:"summary,omitempty"`
+	// What the members' descriptions say in support of it.
+	Explanation string `protobuf:"bytes,2,opt,name=explanation,proto3" json:"explanation,omitempty"`
+	// The keys of the entities it rests on.
+	EntityKeys []string `protobuf:"bytes,3,rep,name=entity_keys,json=entityKeys,proto3" json:"entity_keys,omitempty"`
+	// The relations it rests on, each as its two entity keys (sorted) joined by
+	// U+241E.
+	RelationKeys []string `protobuf:"bytes,4,rep,name=relation_keys,json=relationKeys,proto3" json:"relation_keys,omitempty"`
+	// The chunks it rests on.
+	ChunkIds      []string `protobuf:"bytes,5,rep,name=chunk_ids,json=chunkIds,proto3" json:"chunk_ids,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CommunityFinding) Reset() {
+	*x = CommunityFinding{}
+	mi := &file_ragstream_v1_graph_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CommunityFinding) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CommunityFinding) ProtoMessage() {}
+
+func (x *CommunityFinding) ProtoReflect() protoreflect.Message {
+	mi := &file_ragstream_v1_graph_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CommunityFinding.ProtoReflect.Descriptor instead.
+func (*CommunityFinding) Descriptor() ([]byte, []int) {
+	return file_ragstream_v1_graph_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *CommunityFinding) GetSummary() string {
+	if x != nil {
+		return x.Summary
+	}
+	return ""
+}
+
+func (x *CommunityFinding) GetExplanation() string {
+	if x != nil {
+		return x.Explanation
+	}
+	return ""
+}
+
+func (x *CommunityFinding) GetEntityKeys() []string {
+	if x != nil {
+		return x.EntityKeys
+	}
+	return nil
+}
+
+func (x *CommunityFinding) GetRelationKeys() []string {
+	if x != nil {
+		return x.RelationKeys
+	}
+	return nil
+}
+
+func (x *CommunityFinding) GetChunkIds() []string {
+	if x != nil {
+		return x.ChunkIds
+	}
+	return nil
+}
+
+// A community's report (GraphRAG's community report format).
+type CommunityReport struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A short name naming the key entities.
+	Title string `protobuf:"bytes,1,opt,name=title,proto3" json:"title,omitempty"`
+	// An executive summary.
+	Summary string `protobuf:"bytes,2,opt,name=summary,proto3" json:"summary,omitempty"`
+	// The key findings.
+	Findings []*CommunityFinding `protobuf:"bytes,3,rep,name=findings,proto3" json:"findings,omitempty"`
+	// Importance, 0 to 10.
+	Rating float64 `protobuf:"fixed64,4,opt,name=rating,proto3" json:"rating,omitempty"`
+	// Why the rating.
+	RatingExplanation string `protobuf:"bytes,5,opt,name=rating_explanation,json=ratingExplanation,proto3" json:"rating_explanation,omitempty"`
+	// "extractive", or the LLM that wrote the report ("llm:<model>").
+	Writer        string `protobuf:"bytes,6,opt,name=writer,proto3" json:"writer,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CommunityReport) Reset() {
+	*x = CommunityReport{}
+	mi := &file_ragstream_v1_graph_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CommunityReport) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CommunityReport) ProtoMessage() {}
+
+func (x *CommunityReport) ProtoReflect() protoreflect.Message {
+	mi := &file_ragstream_v1_graph_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CommunityReport.ProtoReflect.Descriptor instead.
+func (*CommunityReport) Descriptor() ([]byte, []int) {
+	return file_ragstream_v1_graph_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *CommunityReport) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *CommunityReport) GetSummary() string {
+	if x != nil {
+		return x.Summary
+	}
+	return ""
+}
+
+func (x *CommunityReport) GetFindings() []*CommunityFinding {
+	if x != nil {
+		return x.Findings
+	}
+	return nil
+}
+
+func (x *CommunityReport) GetRating() float64 {
+	if x != nil {
+		return x.Rating
+	}
+	return 0
+}
+
+func (x *CommunityReport) GetRatingExplanation() string {
+	if x != nil {
+		return x.RatingExplanation
+	}
+	return ""
+}
+
+func (x *CommunityReport) GetWriter() string {
+	if x != nil {
+		return x.Writer
+	}
+	return ""
+}
+
+// A community of the workspace's entity graph.
+type Community struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The community's id: stable while its membership mostly persists.
+	CommunityId string `protobuf:"bytes,1,opt,name=community_id,json=communityId,proto3" json:"community_id,omitempty"`
+	// Its level: 0 is the top; level k+1 splits a level-k community.
+	Level int32 `protobuf:"varint,2,opt,name=level,proto3" json:"level,omitempty"`
+	// The community one level up; empty at level 0.
+	ParentId string `protobuf:"bytes,3,opt,name=parent_id,json=parentId,proto3" json:"parent_id,omitempty"`
+	// How many entities it holds.
+	Size int32 `protobuf:"varint,4,opt,name=size,proto3" json:"size,omitempty"`
+	// The keys of its entities, sorted (GetCommunity only).
+	EntityKeys []string `protobuf:"bytes,5,rep,name=entity_keys,json=entityKeys,proto3" json:"entity_keys,omitempty"`
+	// Its report; unset while none is written.
+	Report        *CommunityReport `protobuf:"bytes,6,opt,name=report,proto3" json:"report,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Community) Reset() {
+	*x = Community{}
+	mi := &file_ragstream_v1_graph_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Community) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Community) ProtoMessage() {}
+
+func (x *Community) ProtoReflect() protoreflect.Message {
+	mi := &file_ragstream_v1_graph_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Community.ProtoReflect.Descriptor instead.
+func (*Community) Descriptor() ([]byte, []int) {
+	return file_ragstream_v1_graph_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *Community) GetCommunityId() string {
+	if x != nil {
+		return x.CommunityId
+	}
+	return ""
+}
+
+func (x *Community) GetLevel() int32 {
+	if x != nil {
+		return x.Level
+	}
+	return 0
+}
+
+func (x *Community) GetParentId() string {
+	if x != nil {
+		return x.ParentId
+	}
+	return ""
+}
+
+func (x *Community) GetSize() int32 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+func (x *Community) GetEntityKeys() []string {
+	if x != nil {
+		return x.EntityKeys
+	}
+	return nil
+}
+
+func (x *Community) GetReport() *CommunityReport {
+	if x != nil {
+		return x.Report
+	}
+	return nil
+}
+
+// Lists one level of the community hierarchy.
+type ListCommunitiesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The workspace, as in SearchEntitiesRequest.
+	Workspace string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	// The level; 0 (the top) when unset. At most 100.
+	Level int32 `protobuf:"varint,2,opt,name=level,proto3" json:"level,omitempty"`
+	// At most this many communities; 0: 50. At most 1000.
+	Limit         int32 `protobuf:"varint,3,opt,name=limit,proto3" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListCommunitiesRequest) Reset() {
+	*x = ListCommunitiesRequest{}
+	mi := &file_ragstream_v1_graph_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListCommunitiesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListCommunitiesRequest) ProtoMessage() {}
+
+func (x *ListCommunitiesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ragstream_v1_graph_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListCommunitiesRequest.ProtoReflect.Descriptor instead.
+func (*ListCommunitiesRequest) Descriptor() ([]byte, []int) {
+	return file_ragstream_v1_graph_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *ListCommunitiesRequest) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
+func (x *ListCommunitiesRequest) GetLevel() int32 {
+	if x != nil {
+		return x.Level
+	}
+	return 0
+}
+
+func (x *ListCommunitiesRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+// The communities of the level, highest rated first.
+type ListCommunitiesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The communities, without their entity keys.
+	Communities   []*Community `protobuf:"bytes,1,rep,name=communities,proto3" json:"communities,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListCommunitiesResponse) Reset() {
+	*x = ListCommunitiesResponse{}
+	mi := &file_ragstream_v1_graph_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListCommunitiesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListCommunitiesResponse) ProtoMessage() {}
+
+func (x *ListCommunitiesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ragstream_v1_graph_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListCommunitiesResponse.ProtoReflect.Descriptor instead.
+func (*ListCommunitiesResponse) Descriptor() ([]byte, []int) {
+	return file_ragstream_v1_graph_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ListCommunitiesResponse) GetCommunities() []*Community {
+	if x != nil {
+		return x.Communities
+	}
+	return nil
+}
+
+// Names one community.
+type GetCommunityRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The workspace, as in SearchEntitiesRequest.
+	Workspace string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	// The community's id; 1 to 1000 characters, not blank.
+	CommunityId   string `protobuf:"bytes,2,opt,name=community_id,json=communityId,proto3" json:"community_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetCommunityRequest) Reset() {
+	*x = GetCommunityRequest{}
+	mi := &file_ragstream_v1_graph_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetCommunityRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetCommunityRequest) ProtoMessage() {}
+
+func (x *GetCommunityRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ragstream_v1_graph_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetCommunityRequest.ProtoReflect.Descriptor instead.
+func (*GetCommunityRequest) Descriptor() ([]byte, []int) {
+	return file_ragstream_v1_graph_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *GetCommunityRequest) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
+func (x *GetCommunityRequest) GetCommunityId() string {
+	if x != nil {
+		return x.CommunityId
+	}
+	return ""
+}
+
+// The community.
+type GetCommunityResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The community, with its entity keys.
+	Community     *Community `protobuf:"bytes,1,opt,name=community,proto3" json:"community,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetCommunityResponse) Reset() {
+	*x = GetCommunityResponse{}
+	mi := &file_ragstream_v1_graph_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetCommunityResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetCommunityResponse) ProtoMessage() {}
+
+func (x *GetCommunityResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ragstream_v1_graph_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetCommunityResponse.ProtoReflect.Descriptor instead.
+func (*GetCommunityResponse) Descriptor() ([]byte, []int) {
+	return file_ragstream_v1_graph_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *GetCommunityResponse) GetCommunity() *Community {
+	if x != nil {
+		return x.Community
+	}
+	return nil
+}
+
+// Names one entity, whose communities are asked for.
+type GetEntityCommunitiesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The workspace, as in SearchEntitiesRequest.
+	Workspace string `protobuf:"bytes,1,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	// The entity's name or key; 1 to 1000 characters, not blank.
+	Name          string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetEntityCommunitiesRequest) Reset() {
+	*x = GetEntityCommunitiesRequest{}
+	mi := &file_ragstream_v1_graph_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetEntityCommunitiesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetEntityCommunitiesRequest) ProtoMessage() {}
+
+func (x *GetEntityCommunitiesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ragstream_v1_graph_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetEntityCommunitiesRequest.ProtoReflect.Descriptor instead.
+func (*GetEntityCommunitiesRequest) Descriptor() ([]byte, []int) {
+	return file_ragstream_v1_graph_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *GetEntityCommunitiesRequest) GetWorkspace() string {
+	if x != nil {
+		return x.Workspace
+	}
+	return ""
+}
+
+func (x *GetEntityCommunitiesRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+// The communities holding the entity, top level first.
+type GetEntityCommunitiesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The entity's key.
+	EntityKey string `protobuf:"bytes,1,opt,name=entity_key,json=entityKey,proto3" json:"entity_key,omitempty"`
+	// Its communities, top level first, without their entity keys.
+	Communities   []*Community `protobuf:"bytes,2,rep,name=communities,proto3" json:"communities,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetEntityCommunitiesResponse) Reset() {
+	*x = GetEntityCommunitiesResponse{}
+	mi := &file_ragstream_v1_graph_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetEntityCommunitiesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetEntityCommunitiesResponse) ProtoMessage() {}
+
+func (x *GetEntityCommunitiesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ragstream_v1_graph_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetEntityCommunitiesResponse.ProtoReflect.Descriptor instead.
+func (*GetEntityCommunitiesResponse) Descriptor() ([]byte, []int) {
+	return file_ragstream_v1_graph_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *GetEntityCommunitiesResponse) GetEntityKey() string {
+	if x != nil {
+		return x.EntityKey
+	}
+	return ""
+}
+
+func (x *GetEntityCommunitiesResponse) GetCommunities() []*Community {
+	if x != nil {
+		return x.Communities
+	}
+	return nil
+}
+
 // An entity of the knowledge graph.
 type Entity struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -45,7 +631,7 @@ type Entity struct {
 
 func (x *Entity) Reset() {
 	*x = Entity{}
-	mi := &file_ragstream_v1_graph_proto_msgTypes[0]
+	mi := &file_ragstream_v1_graph_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -57,7 +643,7 @@ func (x *Entity) String() string {
 func (*Entity) ProtoMessage() {}
 
 func (x *Entity) ProtoReflect() protoreflect.Message {
-	mi := &file_ragstream_v1_graph_proto_msgTypes[0]
+	mi := &file_ragstream_v1_graph_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -70,7 +656,7 @@ func (x *Entity) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Entity.ProtoReflect.Descriptor instead.
 func (*Entity) Descriptor() ([]byte, []int) {
-	return file_ragstream_v1_graph_proto_rawDescGZIP(), []int{0}
+	return file_ragstream_v1_graph_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Entity) GetKey() string {
@@ -151,7 +737,7 @@ type Relation struct {
 
 func (x *Relation) Reset() {
 	*x = Relation{}
-	mi := &file_ragstream_v1_graph_proto_msgTypes[1]
+	mi := &file_ragstream_v1_graph_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -163,7 +749,7 @@ func (x *Relation) String() string {
 func (*Relation) ProtoMessage() {}
 
 func (x *Relation) ProtoReflect() protoreflect.Message {
-	mi := &file_ragstream_v1_graph_proto_msgTypes[1]
+	mi := &file_ragstream_v1_graph_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -176,7 +762,7 @@ func (x *Relation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Relation.ProtoReflect.Descriptor instead.
 func (*Relation) Descriptor() ([]byte, []int) {
-	return file_ragstream_v1_graph_proto_rawDescGZIP(), []int{1}
+	return file_ragstream_v1_graph_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Relation) GetSourceKey() string {
@@ -266,7 +852,7 @@ type SourceChunk struct {
 
 func (x *SourceChunk) Reset() {
 	*x = SourceChunk{}
-	mi := &file_ragstream_v1_graph_proto_msgTypes[2]
+	mi := &file_ragstream_v1_graph_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -278,7 +864,7 @@ func (x *SourceChunk) String() string {
 func (*SourceChunk) ProtoMessage() {}
 
 func (x *SourceChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_ragstream_v1_graph_proto_msgTypes[2]
+	mi := &file_ragstream_v1_graph_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -291,7 +877,7 @@ func (x *SourceChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SourceChunk.ProtoReflect.Descriptor instead.
 func (*SourceChunk) Descriptor() ([]byte, []int) {
-	return file_ragstream_v1_graph_proto_rawDescGZIP(), []int{2}
+	return file_ragstream_v1_graph_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SourceChunk) GetChunkId() string {
@@ -339,7 +925,7 @@ type SearchEntitiesRequest struct {
 
 func (x *SearchEntitiesRequest) Reset() {
 	*x = SearchEntitiesRequest{}
-	mi := &file_ragstream_v1_graph_proto_msgTypes[3]
+	mi := &file_ragstream_v1_graph_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -351,7 +937,7 @@ func (x *SearchEntitiesRequest) String() string {
 func (*SearchEntitiesRequest) ProtoMessage() {}
 
 func (x *SearchEntitiesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ragstream_v1_graph_proto_msgTypes[3]
+	mi := &file_ragstream_v1_graph_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -364,7 +950,7 @@ func (x *SearchEntitiesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchEntitiesRequest.ProtoReflect.Descriptor instead.
 func (*SearchEntitiesRequest) Descriptor() ([]byte, []int) {
-	return file_ragstream_v1_graph_proto_rawDescGZIP(), []int{3}
+	return file_ragstream_v1_graph_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SearchEntitiesRequest) GetWorkspace() string {
@@ -401,7 +987,7 @@ type EntityHit struct {
 
 func (x *EntityHit) Reset() {
 	*x = EntityHit{}
-	mi := &file_ragstream_v1_graph_proto_msgTypes[4]
+	mi := &file_ragstream_v1_graph_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -413,7 +999,7 @@ func (x *EntityHit) String() string {
 func (*EntityHit) ProtoMessage() {}
 
 func (x *EntityHit) ProtoReflect() protoreflect.Message {
-	mi := &file_ragstream_v1_graph_proto_msgTypes[4]
+	mi := &file_ragstream_v1_graph_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -426,7 +1012,7 @@ func (x *EntityHit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EntityHit.ProtoReflect.Descriptor instead.
 func (*EntityHit) Descriptor() ([]byte, []int) {
-	return file_ragstream_v1_graph_proto_rawDescGZIP(), []int{4}
+	return file_ragstream_v1_graph_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *EntityHit) GetEntity() *Entity {
@@ -454,7 +1040,7 @@ type SearchEntitiesResponse struct {
 
 func (x *SearchEntitiesResponse) Reset() {
 	*x = SearchEntitiesResponse{}
-	mi := &file_ragstream_v1_graph_proto_msgTypes[5]
+	mi := &file_ragstream_v1_graph_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -466,7 +1052,7 @@ func (x *SearchEntitiesResponse) String() string {
 func (*SearchEntitiesResponse) ProtoMessage() {}
 
 func (x *SearchEntitiesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ragstream_v1_graph_proto_msgTypes[5]
+	mi := &file_ragstream_v1_graph_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -479,7 +1065,7 @@ func (x *SearchEntitiesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchEntitiesResponse.ProtoReflect.Descriptor instead.
 func (*SearchEntitiesResponse) Descriptor() ([]byte, []int) {
-	return file_ragstream_v1_graph_proto_rawDescGZIP(), []int{5}
+	return file_ragstream_v1_graph_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *SearchEntitiesResponse) GetHits() []*EntityHit {
@@ -504,7 +1090,7 @@ type GetEntityRequest struct {
 
 func (x *GetEntityRequest) Reset() {
 	*x = GetEntityRequest{}
-	mi := &file_ragstream_v1_graph_proto_msgTypes[6]
+	mi := &file_ragstream_v1_graph_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -516,7 +1102,7 @@ func (x *GetEntityRequest) String() string {
 func (*GetEntityRequest) ProtoMessage() {}
 
 func (x *GetEntityRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ragstream_v1_graph_proto_msgTypes[6]
+	mi := &file_ragstream_v1_graph_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -529,7 +1115,7 @@ func (x *GetEntityRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetEntityRequest.ProtoReflect.Descriptor instead.
 func (*GetEntityRequest) Descriptor() ([]byte, []int) {
-	return file_ragstream_v1_graph_proto_rawDescGZIP(), []int{6}
+	return file_ragstream_v1_graph_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *GetEntityRequest) GetWorkspace() string {
@@ -567,7 +1153,7 @@ type GetEntityResponse struct {
 
 func (x *GetEntityResponse) Reset() {
 	*x = GetEntityResponse{}
-	mi := &file_ragstream_v1_graph_proto_msgTypes[7]
+	mi := &file_ragstream_v1_graph_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -579,7 +1165,7 @@ func (x *GetEntityResponse) String() string {
 func (*GetEntityResponse) ProtoMessage() {}
 
 func (x *GetEntityResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ragstream_v1_graph_proto_msgTypes[7]
+	mi := &file_ragstream_v1_graph_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -592,7 +1178,7 @@ func (x *GetEntityResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetEntityResponse.ProtoReflect.Descriptor instead.
 func (*GetEntityResponse) Descriptor() ([]byte, []int) {
-	return file_ragstream_v1_graph_proto_rawDescGZIP(), []int{7}
+	return file_ragstream_v1_graph_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *GetEntityResponse) GetEntity() *Entity {
@@ -626,7 +1212,7 @@ type GetRelationRequest struct {
 
 func (x *GetRelationRequest) Reset() {
 	*x = GetRelationRequest{}
-	mi := &file_ragstream_v1_graph_proto_msgTypes[8]
+	mi := &file_ragstream_v1_graph_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -638,7 +1224,7 @@ func (x *GetRelationRequest) String() string {
 func (*GetRelationRequest) ProtoMessage() {}
 
 func (x *GetRelationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ragstream_v1_graph_proto_msgTypes[8]
+	mi := &file_ragstream_v1_graph_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -651,7 +1237,7 @@ func (x *GetRelationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRelationRequest.ProtoReflect.Descriptor instead.
 func (*GetRelationRequest) Descriptor() ([]byte, []int) {
-	return file_ragstream_v1_graph_proto_rawDescGZIP(), []int{8}
+	return file_ragstream_v1_graph_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *GetRelationRequest) GetWorkspace() string {
@@ -696,7 +1282,7 @@ type GetRelationResponse struct {
 
 func (x *GetRelationResponse) Reset() {
 	*x = GetRelationResponse{}
-	mi := &file_ragstream_v1_graph_proto_msgTypes[9]
+	mi := &file_ragstream_v1_graph_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -708,7 +1294,7 @@ func (x *GetRelationResponse) String() string {
 func (*GetRelationResponse) ProtoMessage() {}
 
 func (x *GetRelationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ragstream_v1_graph_proto_msgTypes[9]
+	mi := &file_ragstream_v1_graph_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -721,7 +1307,7 @@ func (x *GetRelationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRelationResponse.ProtoReflect.Descriptor instead.
 func (*GetRelationResponse) Descriptor() ([]byte, []int) {
-	return file_ragstream_v1_graph_proto_rawDescGZIP(), []int{9}
+	return file_ragstream_v1_graph_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GetRelationResponse) GetRelation() *Relation {
@@ -756,7 +1342,7 @@ type GetNeighbourhoodRequest struct {
 
 func (x *GetNeighbourhoodRequest) Reset() {
 	*x = GetNeighbourhoodRequest{}
-	mi := &file_ragstream_v1_graph_proto_msgTypes[10]
+	mi := &file_ragstream_v1_graph_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -768,7 +1354,7 @@ func (x *GetNeighbourhoodRequest) String() string {
 func (*GetNeighbourhoodRequest) ProtoMessage() {}
 
 func (x *GetNeighbourhoodRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ragstream_v1_graph_proto_msgTypes[10]
+	mi := &file_ragstream_v1_graph_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -781,7 +1367,7 @@ func (x *GetNeighbourhoodRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetNeighbourhoodRequest.ProtoReflect.Descriptor instead.
 func (*GetNeighbourhoodRequest) Descriptor() ([]byte, []int) {
-	return file_ragstream_v1_graph_proto_rawDescGZIP(), []int{10}
+	return file_ragstream_v1_graph_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *GetNeighbourhoodRequest) GetWorkspace() string {
@@ -825,7 +1411,7 @@ type NeighbourhoodNode struct {
 
 func (x *NeighbourhoodNode) Reset() {
 	*x = NeighbourhoodNode{}
-	mi := &file_ragstream_v1_graph_proto_msgTypes[11]
+	mi := &file_ragstream_v1_graph_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -837,7 +1423,7 @@ func (x *NeighbourhoodNode) String() string {
 func (*NeighbourhoodNode) ProtoMessage() {}
 
 func (x *NeighbourhoodNode) ProtoReflect() protoreflect.Message {
-	mi := &file_ragstream_v1_graph_proto_msgTypes[11]
+	mi := &file_ragstream_v1_graph_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -850,7 +1436,7 @@ func (x *NeighbourhoodNode) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NeighbourhoodNode.ProtoReflect.Descriptor instead.
 func (*NeighbourhoodNode) Descriptor() ([]byte, []int) {
-	return file_ragstream_v1_graph_proto_rawDescGZIP(), []int{11}
+	return file_ragstream_v1_graph_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *NeighbourhoodNode) GetEntity() *Entity {
@@ -883,7 +1469,7 @@ type GetNeighbourhoodResponse struct {
 
 func (x *GetNeighbourhoodResponse) Reset() {
 	*x = GetNeighbourhoodResponse{}
-	mi := &file_ragstream_v1_graph_proto_msgTypes[12]
+	mi := &file_ragstream_v1_graph_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -895,7 +1481,7 @@ func (x *GetNeighbourhoodResponse) String() string {
 func (*GetNeighbourhoodResponse) ProtoMessage() {}
 
 func (x *GetNeighbourhoodResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ragstream_v1_graph_proto_msgTypes[12]
+	mi := &file_ragstream_v1_graph_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -908,7 +1494,7 @@ func (x *GetNeighbourhoodResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetNeighbourhoodResponse.ProtoReflect.Descriptor instead.
 func (*GetNeighbourhoodResponse) Descriptor() ([]byte, []int) {
-	return file_ragstream_v1_graph_proto_rawDescGZIP(), []int{12}
+	return file_ragstream_v1_graph_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *GetNeighbourhoodResponse) GetNodes() []*NeighbourhoodNode {
@@ -945,7 +1531,7 @@ type GetGraphStatsRequest struct {
 
 func (x *GetGraphStatsRequest) Reset() {
 	*x = GetGraphStatsRequest{}
-	mi := &file_ragstream_v1_graph_proto_msgTypes[13]
+	mi := &file_ragstream_v1_graph_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -957,7 +1543,7 @@ func (x *GetGraphStatsRequest) String() string {
 func (*GetGraphStatsRequest) ProtoMessage() {}
 
 func (x *GetGraphStatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ragstream_v1_graph_proto_msgTypes[13]
+	mi := &file_ragstream_v1_graph_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -970,7 +1556,7 @@ func (x *GetGraphStatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetGraphStatsRequest.ProtoReflect.Descriptor instead.
 func (*GetGraphStatsRequest) Descriptor() ([]byte, []int) {
-	return file_ragstream_v1_graph_proto_rawDescGZIP(), []int{13}
+	return file_ragstream_v1_graph_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *GetGraphStatsRequest) GetWorkspace() string {
@@ -1003,7 +1589,7 @@ type GetGraphStatsResponse struct {
 
 func (x *GetGraphStatsResponse) Reset() {
 	*x = GetGraphStatsResponse{}
-	mi := &file_ragstream_v1_graph_proto_msgTypes[14]
+	mi := &file_ragstream_v1_graph_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1015,7 +1601,7 @@ func (x *GetGraphStatsResponse) String() string {
 func (*GetGraphStatsResponse) ProtoMessage() {}
 
 func (x *GetGraphStatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ragstream_v1_graph_proto_msgTypes[14]
+	mi := &file_ragstream_v1_graph_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1028,7 +1614,7 @@ func (x *GetGraphStatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetGraphStatsResponse.ProtoReflect.Descriptor instead.
 func (*GetGraphStatsResponse) Descriptor() ([]byte, []int) {
-	return file_ragstream_v1_graph_proto_rawDescGZIP(), []int{14}
+	return file_ragstream_v1_graph_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *GetGraphStatsResponse) GetEntityCount() int64 {
@@ -1056,7 +1642,47 @@ var File_ragstream_v1_graph_proto protoreflect.FileDescriptor
 
 const file_ragstream_v1_graph_proto_rawDesc = "" +
 	"\n" +
-	"\x18ragstream/v1/graph.proto\x12\fragstream.v1\"\xcc\x01\n" +
+	"\x18ragstream/v1/graph.proto\x12\fragstream.v1\"\xb1\x01\n" +
+	"\x10CommunityFinding\x12\x18\n" +
+	"\asummary\x18\x01 \x01(\tR\asummary\x12 \n" +
+	"\vexplanation\x18\x02 \x01(\tR\vexplanation\x12\x1f\n" +
+	"\ventity_keys\x18\x03 \x03(\tR\n" +
+	"entityKeys\x12#\n" +
+	"\rrelation_keys\x18\x04 \x03(\tR\frelationKeys\x12\x1b\n" +
+	"\tchunk_ids\x18\x05 \x03(\tR\bchunkIds\"\xdc\x01\n" +
+	"\x0fCommunityReport\x12\x14\n" +
+	"\x05title\x18\x01 \x01(\tR\x05title\x12\x18\n" +
+	"\asummary\x18\x02 \x01(\tR\asummary\x12:\n" +
+	"\bfindings\x18\x03 \x03(\v2\x1e.ragstream.v1.CommunityFindingR\bfindings\x12\x16\n" +
+	"\x06rating\x18\x04 \x01(\x01R\x06rating\x12-\n" +
+	"\x12rating_explanation\x18\x05 \x01(\tR\x11ratingExplanation\x12\x16\n" +
+	"\x06writer\x18\x06 \x01(\tR\x06writer\"\xcd\x01\n" +
+	"\tCommunity\x12!\n" +
+	"\fcommunity_id\x18\x01 \x01(\tR\vcommunityId\x12\x14\n" +
+	"\x05level\x18\x02 \x01(\x05R\x05level\x12\x1b\n" +
+	"\tparent_id\x18\x03 \x01(\tR\bparentId\x12\x12\n" +
+	"\x04size\x18\x04 \x01(\x05R\x04size\x12\x1f\n" +
+	"\ventity_keys\x18\x05 \x03(\tR\n" +
+	"entityKeys\x125\n" +
+	"\x06report\x18\x06 \x01(\v2\x1d.ragstream.v1.CommunityReportR\x06report\"b\n" +
+	"\x16ListCommunitiesRequest\x12\x1c\n" +
+	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x14\n" +
+	"\x05level\x18\x02 \x01(\x05R\x05level\x12\x14\n" +
+	"\x05limit\x18\x03 \x01(\x05R\x05limit\"T\n" +
+	"\x17ListCommunitiesResponse\x129\n" +
+	"\vcommunities\x18\x01 \x03(\v2\x17.ragstream.v1.CommunityR\vcommunities\"V\n" +
+	"\x13GetCommunityRequest\x12\x1c\n" +
+	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12!\n" +
+	"\fcommunity_id\x18\x02 \x01(\tR\vcommunityId\"M\n" +
+	"\x14GetCommunityResponse\x125\n" +
+	"\tcommunity\x18\x01 \x01(\v2\x17.ragstream.v1.CommunityR\tcommunity\"O\n" +
+	"\x1bGetEntityCommunitiesRequest\x12\x1c\n" +
+	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\"x\n" +
+	"\x1cGetEntityCommunitiesResponse\x12\x1d\n" +
+	"\n" +
+	"entity_key\x18\x01 \x01(\tR\tentityKey\x129\n" +
+	"\vcommunities\x18\x02 \x03(\v2\x17.ragstream.v1.CommunityR\vcommunities\"\xcc\x01\n" +
 	"\x06Entity\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
@@ -1128,13 +1754,16 @@ const file_ragstream_v1_graph_proto_rawDesc = "" +
 	"\x15GetGraphStatsResponse\x12!\n" +
 	"\fentity_count\x18\x01 \x01(\x03R\ventityCount\x12%\n" +
 	"\x0erelation_count\x18\x02 \x01(\x03R\rrelationCount\x127\n" +
-	"\ftop_entities\x18\x03 \x03(\v2\x14.ragstream.v1.EntityR\vtopEntities2\xca\x03\n" +
+	"\ftop_entities\x18\x03 \x03(\v2\x14.ragstream.v1.EntityR\vtopEntities2\xf0\x05\n" +
 	"\fGraphService\x12[\n" +
 	"\x0eSearchEntities\x12#.ragstream.v1.SearchEntitiesRequest\x1a$.ragstream.v1.SearchEntitiesResponse\x12L\n" +
 	"\tGetEntity\x12\x1e.ragstream.v1.GetEntityRequest\x1a\x1f.ragstream.v1.GetEntityResponse\x12R\n" +
 	"\vGetRelation\x12 .ragstream.v1.GetRelationRequest\x1a!.ragstream.v1.GetRelationResponse\x12a\n" +
 	"\x10GetNeighbourhood\x12%.ragstream.v1.GetNeighbourhoodRequest\x1a&.ragstream.v1.GetNeighbourhoodResponse\x12X\n" +
-	"\rGetGraphStats\x12\".ragstream.v1.GetGraphStatsRequest\x1a#.ragstream.v1.GetGraphStatsResponseBu\n" +
+	"\rGetGraphStats\x12\".ragstream.v1.GetGraphStatsRequest\x1a#.ragstream.v1.GetGraphStatsResponse\x12^\n" +
+	"\x0fListCommunities\x12$.ragstream.v1.ListCommunitiesRequest\x1a%.ragstream.v1.ListCommunitiesResponse\x12U\n" +
+	"\fGetCommunity\x12!.ragstream.v1.GetCommunityRequest\x1a\".ragstream.v1.GetCommunityResponse\x12m\n" +
+	"\x14GetEntityCommunities\x12).ragstream.v1.GetEntityCommunitiesRequest\x1a*.ragstream.v1.GetEntityCommunitiesResponseBu\n" +
 	"\x16io.github.ragstream.v1B\n" +
 	"GraphProtoP\x01Z>github.com/ragstream/ragstream/gen/go/ragstream/v1;ragstreamv1\xaa\x02\fRagstream.V1b\x06proto3"
 
@@ -1150,50 +1779,70 @@ func file_ragstream_v1_graph_proto_rawDescGZIP() []byte {
 	return file_ragstream_v1_graph_proto_rawDescData
 }
 
-var file_ragstream_v1_graph_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_ragstream_v1_graph_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_ragstream_v1_graph_proto_goTypes = []any{
-	(*Entity)(nil),                   // 0: ragstream.v1.Entity
-	(*Relation)(nil),                 // 1: ragstream.v1.Relation
-	(*SourceChunk)(nil),              // 2: ragstream.v1.SourceChunk
-	(*SearchEntitiesRequest)(nil),    // 3: ragstream.v1.SearchEntitiesRequest
-	(*EntityHit)(nil),                // 4: ragstream.v1.EntityHit
-	(*SearchEntitiesResponse)(nil),   // 5: ragstream.v1.SearchEntitiesResponse
-	(*GetEntityRequest)(nil),         // 6: ragstream.v1.GetEntityRequest
-	(*GetEntityResponse)(nil),        // 7: ragstream.v1.GetEntityResponse
-	(*GetRelationRequest)(nil),       // 8: ragstream.v1.GetRelationRequest
-	(*GetRelationResponse)(nil),      // 9: ragstream.v1.GetRelationResponse
-	(*GetNeighbourhoodRequest)(nil),  // 10: ragstream.v1.GetNeighbourhoodRequest
-	(*NeighbourhoodNode)(nil),        // 11: ragstream.v1.NeighbourhoodNode
-	(*GetNeighbourhoodResponse)(nil), // 12: ragstream.v1.GetNeighbourhoodResponse
-	(*GetGraphStatsRequest)(nil),     // 13: ragstream.v1.GetGraphStatsRequest
-	(*GetGraphStatsResponse)(nil),    // 14: ragstream.v1.GetGraphStatsResponse
+	(*CommunityFinding)(nil),             // 0: ragstream.v1.CommunityFinding
+	(*CommunityReport)(nil),              // 1: ragstream.v1.CommunityReport
+	(*Community)(nil),                    // 2: ragstream.v1.Community
+	(*ListCommunitiesRequest)(nil),       // 3: ragstream.v1.ListCommunitiesRequest
+	(*ListCommunitiesResponse)(nil),      // 4: ragstream.v1.ListCommunitiesResponse
+	(*GetCommunityRequest)(nil),          // 5: ragstream.v1.GetCommunityRequest
+	(*GetCommunityResponse)(nil),         // 6: ragstream.v1.GetCommunityResponse
+	(*GetEntityCommunitiesRequest)(nil),  // 7: ragstream.v1.GetEntityCommunitiesRequest
+	(*GetEntityCommunitiesResponse)(nil), // 8: ragstream.v1.GetEntityCommunitiesResponse
+	(*Entity)(nil),                       // 9: ragstream.v1.Entity
+	(*Relation)(nil),                     // 10: ragstream.v1.Relation
+	(*SourceChunk)(nil),                  // 11: ragstream.v1.SourceChunk
+	(*SearchEntitiesRequest)(nil),        // 12: ragstream.v1.SearchEntitiesRequest
+	(*EntityHit)(nil),                    // 13: ragstream.v1.EntityHit
+	(*SearchEntitiesResponse)(nil),       // 14: ragstream.v1.SearchEntitiesResponse
+	(*GetEntityRequest)(nil),             // 15: ragstream.v1.GetEntityRequest
+	(*GetEntityResponse)(nil),            // 16: ragstream.v1.GetEntityResponse
+	(*GetRelationRequest)(nil),           // 17: ragstream.v1.GetRelationRequest
+	(*GetRelationResponse)(nil),          // 18: ragstream.v1.GetRelationResponse
+	(*GetNeighbourhoodRequest)(nil),      // 19: ragstream.v1.GetNeighbourhoodRequest
+	(*NeighbourhoodNode)(nil),            // 20: ragstream.v1.NeighbourhoodNode
+	(*GetNeighbourhoodResponse)(nil),     // 21: ragstream.v1.GetNeighbourhoodResponse
+	(*GetGraphStatsRequest)(nil),         // 22: ragstream.v1.GetGraphStatsRequest
+	(*GetGraphStatsResponse)(nil),        // 23: ragstream.v1.GetGraphStatsResponse
 }
 var file_ragstream_v1_graph_proto_depIdxs = []int32{
-	0,  // 0: ragstream.v1.EntityHit.entity:type_name -> ragstream.v1.Entity
-	4,  // 1: ragstream.v1.SearchEntitiesResponse.hits:type_name -> ragstream.v1.EntityHit
-	0,  // 2: ragstream.v1.GetEntityResponse.entity:type_name -> ragstream.v1.Entity
-	2,  // 3: ragstream.v1.GetEntityResponse.chunks:type_name -> ragstream.v1.SourceChunk
-	1,  // 4: ragstream.v1.GetRelationResponse.relation:type_name -> ragstream.v1.Relation
-	2,  // 5: ragstream.v1.GetRelationResponse.chunks:type_name -> ragstream.v1.SourceChunk
-	0,  // 6: ragstream.v1.NeighbourhoodNode.entity:type_name -> ragstream.v1.Entity
-	11, // 7: ragstream.v1.GetNeighbourhoodResponse.nodes:type_name -> ragstream.v1.NeighbourhoodNode
-	1,  // 8: ragstream.v1.GetNeighbourhoodResponse.relations:type_name -> ragstream.v1.Relation
-	0,  // 9: ragstream.v1.GetGraphStatsResponse.top_entities:type_name -> ragstream.v1.Entity
-	3,  // 10: ragstream.v1.GraphService.SearchEntities:input_type -> ragstream.v1.SearchEntitiesRequest
-	6,  // 11: ragstream.v1.GraphService.GetEntity:input_type -> ragstream.v1.GetEntityRequest
-	8,  // 12: ragstream.v1.GraphService.GetRelation:input_type -> ragstream.v1.GetRelationRequest
-	10, // 13: ragstream.v1.GraphService.GetNeighbourhood:input_type -> ragstream.v1.GetNeighbourhoodRequest
-	13, // 14: ragstream.v1.GraphService.GetGraphStats:input_type -> ragstream.v1.GetGraphStatsRequest
-	5,  // 15: ragstream.v1.GraphService.SearchEntities:output_type -> ragstream.v1.SearchEntitiesResponse
-	7,  // 16: ragstream.v1.GraphService.GetEntity:output_type -> ragstream.v1.GetEntityResponse
-	9,  // 17: ragstream.v1.GraphService.GetRelation:output_type -> ragstream.v1.GetRelationResponse
-	12, // 18: ragstream.v1.GraphService.GetNeighbourhood:output_type -> ragstream.v1.GetNeighbourhoodResponse
-	14, // 19: ragstream.v1.GraphService.GetGraphStats:output_type -> ragstream.v1.GetGraphStatsResponse
-	15, // [15:20] is the sub-list for method output_type
-	10, // [10:15] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	0,  // 0: ragstream.v1.CommunityReport.findings:type_name -> ragstream.v1.CommunityFinding
+	1,  // 1: ragstream.v1.Community.report:type_name -> ragstream.v1.CommunityReport
+	2,  // 2: ragstream.v1.ListCommunitiesResponse.communities:type_name -> ragstream.v1.Community
+	2,  // 3: ragstream.v1.GetCommunityResponse.community:type_name -> ragstream.v1.Community
+	2,  // 4: ragstream.v1.GetEntityCommunitiesResponse.communities:type_name -> ragstream.v1.Community
+	9,  // 5: ragstream.v1.EntityHit.entity:type_name -> ragstream.v1.Entity
+	13, // 6: ragstream.v1.SearchEntitiesResponse.hits:type_name -> ragstream.v1.EntityHit
+	9,  // 7: ragstream.v1.GetEntityResponse.entity:type_name -> ragstream.v1.Entity
+	11, // 8: ragstream.v1.GetEntityResponse.chunks:type_name -> ragstream.v1.SourceChunk
+	10, // 9: ragstream.v1.GetRelationResponse.relation:type_name -> ragstream.v1.Relation
+	11, // 10: ragstream.v1.GetRelationResponse.chunks:type_name -> ragstream.v1.SourceChunk
+	9,  // 11: ragstream.v1.NeighbourhoodNode.entity:type_name -> ragstream.v1.Entity
+	20, // 12: ragstream.v1.GetNeighbourhoodResponse.nodes:type_name -> ragstream.v1.NeighbourhoodNode
+	10, // 13: ragstream.v1.GetNeighbourhoodResponse.relations:type_name -> ragstream.v1.Relation
+	9,  // 14: ragstream.v1.GetGraphStatsResponse.top_entities:type_name -> ragstream.v1.Entity
+	12, // 15: ragstream.v1.GraphService.SearchEntities:input_type -> ragstream.v1.SearchEntitiesRequest
+	15, // 16: ragstream.v1.GraphService.GetEntity:input_type -> ragstream.v1.GetEntityRequest
+	17, // 17: ragstream.v1.GraphService.GetRelation:input_type -> ragstream.v1.GetRelationRequest
+	19, // 18: ragstream.v1.GraphService.GetNeighbourhood:input_type -> ragstream.v1.GetNeighbourhoodRequest
+	22, // 19: ragstream.v1.GraphService.GetGraphStats:input_type -> ragstream.v1.GetGraphStatsRequest
+	3,  // 20: ragstream.v1.GraphService.ListCommunities:input_type -> ragstream.v1.ListCommunitiesRequest
+	5,  // 21: ragstream.v1.GraphService.GetCommunity:input_type -> ragstream.v1.GetCommunityRequest
+	7,  // 22: ragstream.v1.GraphService.GetEntityCommunities:input_type -> ragstream.v1.GetEntityCommunitiesRequest
+	14, // 23: ragstream.v1.GraphService.SearchEntities:output_type -> ragstream.v1.SearchEntitiesResponse
+	16, // 24: ragstream.v1.GraphService.GetEntity:output_type -> ragstream.v1.GetEntityResponse
+	18, // 25: ragstream.v1.GraphService.GetRelation:output_type -> ragstream.v1.GetRelationResponse
+	21, // 26: ragstream.v1.GraphService.GetNeighbourhood:output_type -> ragstream.v1.GetNeighbourhoodResponse
+	23, // 27: ragstream.v1.GraphService.GetGraphStats:output_type -> ragstream.v1.GetGraphStatsResponse
+	4,  // 28: ragstream.v1.GraphService.ListCommunities:output_type -> ragstream.v1.ListCommunitiesResponse
+	6,  // 29: ragstream.v1.GraphService.GetCommunity:output_type -> ragstream.v1.GetCommunityResponse
+	8,  // 30: ragstream.v1.GraphService.GetEntityCommunities:output_type -> ragstream.v1.GetEntityCommunitiesResponse
+	23, // [23:31] is the sub-list for method output_type
+	15, // [15:23] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_ragstream_v1_graph_proto_init() }
@@ -1207,7 +1856,7 @@ func file_ragstream_v1_graph_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ragstream_v1_graph_proto_rawDesc), len(file_ragstream_v1_graph_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   15,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -19,11 +19,14 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	GraphService_SearchEntities_FullMethodName   = "/ragstream.v1.GraphService/SearchEntities"
-	GraphService_GetEntity_FullMethodName        = "/ragstream.v1.GraphService/GetEntity"
-	GraphService_GetRelation_FullMethodName      = "/ragstream.v1.GraphService/GetRelation"
-	GraphService_GetNeighbourhood_FullMethodName = "/ragstream.v1.GraphService/GetNeighbourhood"
-	GraphService_GetGraphStats_FullMethodName    = "/ragstream.v1.GraphService/GetGraphStats"
+	GraphService_SearchEntities_FullMethodName       = "/ragstream.v1.GraphService/SearchEntities"
+	GraphService_GetEntity_FullMethodName            = "/ragstream.v1.GraphService/GetEntity"
+	GraphService_GetRelation_FullMethodName          = "/ragstream.v1.GraphService/GetRelation"
+	GraphService_GetNeighbourhood_FullMethodName     = "/ragstream.v1.GraphService/GetNeighbourhood"
+	GraphService_GetGraphStats_FullMethodName        = "/ragstream.v1.GraphService/GetGraphStats"
+	GraphService_ListCommunities_FullMethodName      = "/ragstream.v1.GraphService/ListCommunities"
+	GraphService_GetCommunity_FullMethodName         = "/ragstream.v1.GraphService/GetCommunity"
+	GraphService_GetEntityCommunities_FullMethodName = "/ragstream.v1.GraphService/GetEntityCommunities"
 )
 
 // GraphServiceClient is the client API for GraphService service.
@@ -64,6 +67,16 @@ type GraphServiceClient interface {
 	// the most relations. Reads the whole workspace's graph. Also
 	// RESOURCE_EXHAUSTED, as for SearchEntities.
 	GetGraphStats(ctx context.Context, in *GetGraphStatsRequest, opts ...grpc.CallOption) (*GetGraphStatsResponse, error)
+	// The communities of one level of the workspace's community hierarchy (0 is
+	// the top), with their reports, highest rated first.
+	ListCommunities(ctx context.Context, in *ListCommunitiesRequest, opts ...grpc.CallOption) (*ListCommunitiesResponse, error)
+	// One community with its members and report. NOT_FOUND when the workspace
+	// has no community of that id.
+	GetCommunity(ctx context.Context, in *GetCommunityRequest, opts ...grpc.CallOption) (*GetCommunityResponse, error)
+	// The communities that hold an entity, top level first (its path down the
+	// hierarchy). NOT_FOUND when the workspace has no entity of that name; an
+	// entity without relations belongs to no community.
+	GetEntityCommunities(ctx context.Context, in *GetEntityCommunitiesRequest, opts ...grpc.CallOption) (*GetEntityCommunitiesResponse, error)
 }
 
 type graphServiceClient struct {
@@ -124,6 +137,36 @@ func (c *graphServiceClient) GetGraphStats(ctx context.Context, in *GetGraphStat
 	return out, nil
 }
 
+func (c *graphServiceClient) ListCommunities(ctx context.Context, in *ListCommunitiesRequest, opts ...grpc.CallOption) (*ListCommunitiesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListCommunitiesResponse)
+	err := c.cc.Invoke(ctx, GraphService_ListCommunities_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *graphServiceClient) GetCommunity(ctx context.Context, in *GetCommunityRequest, opts ...grpc.CallOption) (*GetCommunityResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetCommunityResponse)
+	err := c.cc.Invoke(ctx, GraphService_GetCommunity_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *graphServiceClient) GetEntityCommunities(ctx context.Context, in *GetEntityCommunitiesRequest, opts ...grpc.CallOption) (*GetEntityCommunitiesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetEntityCommunitiesResponse)
+	err := c.cc.Invoke(ctx, GraphService_GetEntityCommunities_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // GraphServiceServer is the server API for GraphService service.
 // All implementations must embed UnimplementedGraphServiceServer
 // for forward compatibility.
@@ -162,6 +205,16 @@ type GraphServiceServer interface {
 	// the most relations. Reads the whole workspace's graph. Also
 	// RESOURCE_EXHAUSTED, as for SearchEntities.
 	GetGraphStats(context.Context, *GetGraphStatsRequest) (*GetGraphStatsResponse, error)
+	// The communities of one level of the workspace's community hierarchy (0 is
+	// the top), with their reports, highest rated first.
+	ListCommunities(context.Context, *ListCommunitiesRequest) (*ListCommunitiesResponse, error)
+	// One community with its members and report. NOT_FOUND when the workspace
+	// has no community of that id.
+	GetCommunity(context.Context, *GetCommunityRequest) (*GetCommunityResponse, error)
+	// The communities that hold an entity, top level first (its path down the
+	// hierarchy). NOT_FOUND when the workspace has no entity of that name; an
+	// entity without relations belongs to no community.
+	GetEntityCommunities(context.Context, *GetEntityCommunitiesRequest) (*GetEntityCommunitiesResponse, error)
 	mustEmbedUnimplementedGraphServiceServer()
 }
 
@@ -186,6 +239,15 @@ func (UnimplementedGraphServiceServer) GetNeighbourhood(context.Context, *GetNei
 }
 func (UnimplementedGraphServiceServer) GetGraphStats(context.Context, *GetGraphStatsRequest) (*GetGraphStatsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetGraphStats not implemented")
+}
+func (UnimplementedGraphServiceServer) ListCommunities(context.Context, *ListCommunitiesRequest) (*ListCommunitiesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListCommunities not implemented")
+}
+func (UnimplementedGraphServiceServer) GetCommunity(context.Context, *GetCommunityRequest) (*GetCommunityResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetCommunity not implemented")
+}
+func (UnimplementedGraphServiceServer) GetEntityCommunities(context.Context, *GetEntityCommunitiesRequest) (*GetEntityCommunitiesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetEntityCommunities not implemented")
 }
 func (UnimplementedGraphServiceServer) mustEmbedUnimplementedGraphServiceServer() {}
 func (UnimplementedGraphServiceServer) testEmbeddedByValue()                      {}
@@ -298,6 +360,60 @@ func _GraphService_GetGraphStats_Handler(srv interface{}, ctx context.Context, d
 	return interceptor(ctx, in, info, handler)
 }
 
+func _GraphService_ListCommunities_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListCommunitiesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GraphServiceServer).ListCommunities(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GraphService_ListCommunities_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GraphServiceServer).ListCommunities(ctx, req.(*ListCommunitiesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _GraphService_GetCommunity_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetCommunityRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GraphServiceServer).GetCommunity(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GraphService_GetCommunity_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GraphServiceServer).GetCommunity(ctx, req.(*GetCommunityRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _GraphService_GetEntityCommunities_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetEntityCommunitiesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GraphServiceServer).GetEntityCommunities(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GraphService_GetEntityCommunities_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GraphServiceServer).GetEntityCommunities(ctx, req.(*GetEntityCommunitiesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // GraphService_ServiceDesc is the grpc.ServiceDesc for GraphService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -324,6 +440,18 @@ var GraphService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetGraphStats",
 			Handler:    _GraphService_GetGraphStats_Handler,
+		},
+		{
+			MethodName: "ListCommunities",
+			Handler:    _GraphService_ListCommunities_Handler,
+		},
+		{
+			MethodName: "GetCommunity",
+			Handler:    _GraphService_GetCommunity_Handler,
+		},
+		{
+			MethodName: "GetEntityCommunities",
+			Handler:    _GraphService_GetEntityCommunities_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

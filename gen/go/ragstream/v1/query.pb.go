@@ -41,6 +41,12 @@ const (
 	QueryMode_QUERY_MODE_NAIVE QueryMode = 5
 	// No retrieval: the question goes to the LLM as it is.
 	QueryMode_QUERY_MODE_BYPASS QueryMode = 6
+	// The community reports (GraphRAG's global search): questions about the
+	// corpus as a whole. Reports are chosen from the top level of the community
+	// hierarchy down; with an LLM each is asked for its points (map) and the
+	// best points are written into one answer (reduce) that cites the reports as
+	// [Data: Reports (<community id>)]; without one, the reports' findings.
+	QueryMode_QUERY_MODE_COMMUNITY QueryMode = 7
 )
 
 // Enum value maps for QueryMode.
@@ -53,6 +59,7 @@ var (
 		4: "QUERY_MODE_MIX",
 		5: "QUERY_MODE_NAIVE",
 		6: "QUERY_MODE_BYPASS",
+		7: "QUERY_MODE_COMMUNITY",
 	}
 	QueryMode_value = map[string]int32{
 		"QUERY_MODE_UNSPECIFIED": 0,
@@ -62,6 +69,7 @@ var (
 		"QUERY_MODE_MIX":         4,
 		"QUERY_MODE_NAIVE":       5,
 		"QUERY_MODE_BYPASS":      6,
+		"QUERY_MODE_COMMUNITY":   7,
 	}
 )
 
@@ -1943,7 +1951,7 @@ const file_ragstream_v1_query_proto_rawDesc = "" +
 	"\tproviders\x18\x02 \x01(\v2\x17.ragstream.v1.ProvidersR\tproviders\x127\n" +
 	"\n" +
 	"references\x18\x03 \x03(\v2\x17.ragstream.v1.ReferenceR\n" +
-	"references*\xac\x01\n" +
+	"references*\xc6\x01\n" +
 	"\tQueryMode\x12\x1a\n" +
 	"\x16QUERY_MODE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10QUERY_MODE_LOCAL\x10\x01\x12\x15\n" +
@@ -1951,7 +1959,8 @@ const file_ragstream_v1_query_proto_rawDesc = "" +
 	"\x11QUERY_MODE_HYBRID\x10\x03\x12\x12\n" +
 	"\x0eQUERY_MODE_MIX\x10\x04\x12\x14\n" +
 	"\x10QUERY_MODE_NAIVE\x10\x05\x12\x15\n" +
-	"\x11QUERY_MODE_BYPASS\x10\x06*p\n" +
+	"\x11QUERY_MODE_BYPASS\x10\x06\x12\x18\n" +
+	"\x14QUERY_MODE_COMMUNITY\x10\a*p\n" +
 	"\x0fChunkPickMethod\x12!\n" +
 	"\x1dCHUNK_PICK_METHOD_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18CHUNK_PICK_METHOD_VECTOR\x10\x01\x12\x1c\n" +

@@ -36,6 +36,7 @@ _MODES = {
     "mix": query_pb2.QUERY_MODE_MIX,
     "naive": query_pb2.QUERY_MODE_NAIVE,
     "bypass": query_pb2.QUERY_MODE_BYPASS,
+    "community": query_pb2.QUERY_MODE_COMMUNITY,
     "": query_pb2.QUERY_MODE_UNSPECIFIED,
 }
 

@@ -8,18 +8,24 @@ line on stderr saying what to fix, and exit code 2; never a traceback.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import logging
 import os
 import sys
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated
 
 import typer
 
-from ragstream.common.config import ConfigError, Settings, load_settings
-from ragstream.common.errors import BackendUnavailableError
+from ragstream.cli.eval_main import eval_app
+from ragstream.cli.options import (
+    DEFAULT_SERVER,
+    ConfigOpt,
+    ServerOpt,
+    WorkspaceOpt,
+    choice,
+    fail,
+    reported,
+    settings_from,
+)
 from ragstream.common.listen import ListenError, check_listen
 
 app = typer.Typer(
@@ -28,35 +34,9 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_show_locals=False,  # locals can hold tokens and documents
 )
-eval_app = typer.Typer(help="Measure retrieval quality on public benchmarks.", no_args_is_help=True)
 app.add_typer(eval_app, name="eval")
-
-ConfigOpt = Annotated[Path | None, typer.Option("--config", help="TOML config file.")]
-ServerOpt = Annotated[str, typer.Option("--server", help="host:port of ragstream serve.")]
-WorkspaceOpt = Annotated[str, typer.Option("--workspace", "-w", help="Tenant workspace.")]
-DEFAULT_SERVER = "127.0.0.1:50051"
-USER_ERRORS = (ConfigError, BackendUnavailableError, ListenError)
-"""What a user can fix; each carries a message that says how."""
-
-
-def _fail(message: str) -> NoReturn:
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(2)
-
-
-@contextlib.contextmanager
-def _reported() -> Iterator[None]:
-    """Turns a user error into its one line and exit code 2."""
-    try:
-        yield
-    except USER_ERRORS as exc:
-        _fail(str(exc))
-
-
-def _choice(option: str, value: str, choices: tuple[str, ...]) -> str:
-    if value not in choices:
-        _fail(f"{option} {value!r} is not one of {', '.join(choices)}")
-    return value
+communities_app = typer.Typer(help="The workspace's communities.", no_args_is_help=True)
+app.add_typer(communities_app, name="communities")
 
 
 def _listen(option: str, address: str) -> None:
@@ -64,18 +44,7 @@ def _listen(option: str, address: str) -> None:
     try:
         check_listen(address)
     except ListenError as exc:
-        _fail(f"{option}: {exc}")
-
-
-def _settings(config: Path | None, **overrides: object) -> Settings:
-    with _reported():
-        settings = load_settings(config, **{k: v for k, v in overrides.items() if v is not None})
-    logging.basicConfig(
-        level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
-    # The Elasticsearch client logs every request at INFO.
-    logging.getLogger("elastic_transport").setLevel(max(logging.WARNING, logging.root.level))
-    return settings
+        fail(f"{option}: {exc}")
 
 
 @app.command()
@@ -104,14 +73,14 @@ def serve(
     """Run the gRPC server, and the indexer on the embedded event log."""
     from ragstream.cli.serve import serve as run
 
-    settings = _settings(config, data_dir=data_dir)
+    settings = settings_from(config, data_dir=data_dir)
     _listen("--listen" if listen else "server.listen", listen or settings.server.listen)
     if health_listen:
         _listen("--health-listen", health_listen)
     http = http_listen or settings.server.http_listen
     if http is not None:
         _listen("--http-listen" if http_listen else "server.http_listen", http)
-    with _reported():
+    with reported():
         address = listen or settings.server.listen
         asyncio.run(run(settings, address, not no_indexer, health_listen, http_listen))
 
@@ -166,18 +135,20 @@ def ingest(
     ] = False,
     config: ConfigOpt = None,
 ) -> None:
-    """Publish files as document events (re-ingesting a changed file updates it, and a
-    deleted one brings it back). Documents the index will not take up are named, with why."""
+    """Publish files as document events.
+
+    Re-ingesting a changed file updates it, and a deleted one brings it back. Documents the
+    index will not take up are named, with why."""
     if documents_only and not wait:
-        _fail("--documents-only only changes what --wait waits for: add --wait")
+        fail("--documents-only only changes what --wait waits for: add --wait")
     graph = not documents_only
     if bus == "kafka":
         from ragstream.cli.publish import KafkaIngest, ingest_to_kafka
 
-        settings = _settings(config)
+        settings = settings_from(config)
         job = KafkaIngest(workspace, paths, wait, timeout, server, graph, force)
         sys.exit(asyncio.run(ingest_to_kafka(settings, job)))
-    _choice("--bus", bus, ("grpc", "kafka"))
+    choice("--bus", bus, ("grpc", "kafka"))
     from ragstream.cli.commands import ingest as run
 
     sys.exit(asyncio.run(run(server, workspace, paths, wait, timeout, batch_mb, graph, force)))
@@ -195,8 +166,8 @@ def indexer(
     from ragstream.indexer.main import run_indexer
 
     _listen("--health-listen", health_listen)
-    settings = _settings(config)
-    with _reported():
+    settings = settings_from(config)
+    with reported():
         asyncio.run(run_indexer(settings, health_listen))
 
 
@@ -206,8 +177,9 @@ def delete(
     workspace: WorkspaceOpt = "default",
     server: ServerOpt = DEFAULT_SERVER,
 ) -> None:
-    """Publish delete events for documents (exit code 1 naming each id that is unknown or
-    already deleted)."""
+    """Publish delete events for documents.
+
+    Exit code 1 names each id that is unknown or already deleted."""
     from ragstream.cli.commands import delete as run
 
     sys.exit(asyncio.run(run(server, workspace, doc_ids)))
@@ -222,8 +194,9 @@ def status(
     ] = False,
     server: ServerOpt = DEFAULT_SERVER,
 ) -> None:
-    """Show indexing status of one or all documents (a table on a terminal, tab-separated
-    lines when piped; ids are never cut)."""
+    """Show indexing status of one or all documents.
+
+    A table on a terminal, tab-separated lines when piped; ids are never cut."""
     from ragstream.cli.commands import status as run
 
     sys.exit(asyncio.run(run(server, workspace, doc_id, as_json)))
@@ -260,9 +233,9 @@ def mcp(
     """Serve the index as MCP tools, calling a running server's gRPC API."""
     from ragstream.cli.mcp_server import Upstream, run
 
-    if _choice("--transport", transport, ("stdio", "http")) == "http":
+    if choice("--transport", transport, ("stdio", "http")) == "http":
         _listen("--listen", listen)
-    place = workspace or _settings(config).workspace
+    place = workspace or settings_from(config).workspace
     asyncio.run(
         run(Upstream(server, place, os.environ.get("RAGSTREAM_TOKEN", "")), transport, listen)
     )
@@ -272,7 +245,7 @@ def mcp(
 def query(
     text: Annotated[str, typer.Argument(help="The question.")],
     mode: Annotated[
-        str, typer.Option("--mode", "-m", help="local|global|hybrid|mix|naive|bypass")
+        str, typer.Option("--mode", "-m", help="local|global|hybrid|mix|naive|bypass|community")
     ] = "",
     context_only: Annotated[bool, typer.Option("--context-only", help="Retrieve only.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the response as JSON.")] = False,
@@ -298,99 +271,27 @@ def reindex(
     """Re-embed the Elasticsearch indices with the configured embedding model."""
     from ragstream.cli.reindex import run_reindex
 
-    settings = _settings(config)
-    with _reported():
+    settings = settings_from(config)
+    with reported():
         code = asyncio.run(run_reindex(settings, delete_old, cleanup))
     sys.exit(code)
 
 
-@eval_app.command("beir")
-def eval_beir(
-    data: Annotated[Path, typer.Option("--data", help="BEIR dataset folder.")],
-    split: Annotated[str, typer.Option("--split")] = "test",
-    retriever: Annotated[str, typer.Option("--retriever", help="bm25|dense|hybrid")] = "hybrid",
-    as_json: Annotated[bool, typer.Option("--json")] = False,
-    index_dir: Annotated[
-        Path | None, typer.Option("--index-dir", help="Reuse an index here.")
-    ] = None,
+@communities_app.command("rebuild")
+def communities_rebuild(
+    workspace: WorkspaceOpt = "default",
+    wait: Annotated[
+        float, typer.Option("--wait", help="Seconds to wait for the indexer (0: do not wait).")
+    ] = 120.0,
     config: ConfigOpt = None,
 ) -> None:
-    """nDCG@10 and recall@10/@100 of a retriever on a BEIR dataset."""
-    from ragstream.query.search import Retriever
+    """Rebuild a workspace's communities from its whole graph (seeded; done by the indexer)."""
+    from ragstream.cli.communities import request_rebuild
 
-    chosen = Retriever(_choice("--retriever", retriever, tuple(Retriever)))
-    from ragstream.cli.beir import DatasetError, open_dataset, run_beir  # the slow imports
-
-    try:
-        dataset = open_dataset(data, split)
-    except DatasetError as exc:
-        _fail(str(exc))
-    settings = _settings(config)
-    with _reported():
-        asyncio.run(run_beir(settings, data, dataset, split, chosen, as_json, index_dir))
-
-
-@eval_app.command("multihop")
-def eval_multihop(
-    data: Annotated[Path, typer.Option("--data", help="Multi-hop set folder (BEIR-like).")],
-    mode: Annotated[
-        str, typer.Option("--mode", "-m", help="local|global|hybrid|mix|naive")
-    ] = "mix",
-    as_json: Annotated[bool, typer.Option("--json")] = False,
-    index_dir: Annotated[
-        Path | None, typer.Option("--index-dir", help="Keep (and reuse) the index here.")
-    ] = None,
-    config: ConfigOpt = None,
-) -> None:
-    """Passage recall@2 and @5 of a query mode on a multi-hop QA set."""
-    from ragstream.query.types import Mode
-
-    modes = tuple(m for m in Mode if m is not Mode.BYPASS)
-    chosen = Mode(_choice("--mode", mode, modes))
-    from ragstream.cli.beir import DatasetError, open_dataset  # the slow imports
-    from ragstream.cli.multihop import run_multihop
-
-    try:
-        dataset = open_dataset(data, "test")
-    except DatasetError as exc:
-        _fail(str(exc))
-    settings = _settings(config, data_dir=index_dir or Path(f"ragstream-eval-{data.name}"))
-    with _reported():
-        asyncio.run(run_multihop(settings, data, dataset, chosen, as_json))
-
-
-@eval_app.command("compare")
-def eval_compare(
-    data: Annotated[Path, typer.Option("--data", help="Evaluation set folder (BEIR format).")],
-    configs: Annotated[
-        list[Path], typer.Option("--config", help="A named configuration (TOML); two or more.")
-    ],
-    kind: Annotated[str, typer.Option("--set", help="beir|multihop")] = "beir",
-    retriever: Annotated[
-        str, typer.Option("--retriever", help="beir: bm25|dense|hybrid")
-    ] = "hybrid",
-    mode: Annotated[str, typer.Option("--mode", "-m", help="multihop: query mode")] = "mix",
-    recall_k: Annotated[int, typer.Option("--recall-k", help="k of recall@k.")] = 10,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
-    index_root: Annotated[
-        Path, typer.Option("--index-root", help="Indices kept (and reused) here.")
-    ] = Path("ragstream-eval-indexes"),
-) -> None:
-    """nDCG@10, recall@k and latency of one set under several configurations, side by side."""
-    from ragstream.cli.beir import DatasetError, open_dataset
-    from ragstream.cli.compare import Configuration, check, run_compare
-    from ragstream.cli.eval_index import SetKind
-
-    chosen = SetKind(_choice("--set", kind, tuple(SetKind)))
-    loaded = [Configuration(path.stem, path, _settings(path)) for path in configs]
-    how = retriever if chosen is SetKind.BEIR else mode
-    try:
-        check(loaded, chosen, how, recall_k)
-        dataset = open_dataset(data, "test")
-    except (ValueError, DatasetError) as exc:
-        _fail(str(exc))
-    with _reported():
-        asyncio.run(run_compare(loaded, chosen, data, dataset, how, index_root, recall_k, as_json))
+    settings = settings_from(config)
+    with reported():
+        code = asyncio.run(request_rebuild(settings, workspace, wait))
+    sys.exit(code)
 
 
 @app.command()

@@ -38,7 +38,7 @@ from ragstream.v1 import (
     query_pb2_grpc,
 )
 
-Mode = Literal["local", "global", "hybrid", "mix", "naive", "bypass"]
+Mode = Literal["local", "global", "hybrid", "mix", "naive", "bypass", "community"]
 """Every QueryMode but UNSPECIFIED, as `query --mode` names them (a unit test holds the two
 together)."""
 Workspace = Annotated[

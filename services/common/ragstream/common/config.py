@@ -33,6 +33,7 @@ from pydantic_settings import (
 )
 
 from ragstream.common.config_chunking import ChunkingConfig
+from ragstream.common.config_communities import CommunitiesConfig
 from ragstream.common.config_kafka import KafkaSecurityConfig
 from ragstream.common.config_rerank import RerankConfig
 from ragstream.common.cores import available_cores
@@ -337,6 +338,7 @@ class Settings(BaseSettings):
     bus: BusConfig = BusConfig()
     storage: StorageConfig = StorageConfig()
     indexer: IndexerConfig = IndexerConfig()
+    communities: CommunitiesConfig = CommunitiesConfig()
     elasticsearch: ElasticsearchConfig = ElasticsearchConfig()
     nebula: NebulaConfig = NebulaConfig()
     rerank: RerankConfig = RerankConfig()

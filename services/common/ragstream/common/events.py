@@ -211,6 +211,18 @@ def encode_merge(item: MergeKey, traced: Headers | None = None) -> OutgoingRecor
     )
 
 
+def encode_community(item: MergeKey, traced: Headers) -> OutgoingRecord:
+    """A merged key for the community step: keyed by its workspace alone (`workspace/`), so
+    that every event of one workspace goes to one partition, whose one consumer is then the
+    single writer of the workspace's communities. Decoded by `decode_merge`."""
+    event = events_pb2.GraphMergeEvent(workspace=item.workspace, key=item.key)
+    return OutgoingRecord(
+        key=f"{item.workspace}/",
+        value=event.SerializeToString(),
+        headers=(("content-type", CONTENT_TYPE_PROTOBUF), *traced),
+    )
+
+
 def decode_merge(record: BusRecord) -> MergeKey:
     if record.value is None:
         raise PoisonEvent("graph-merge event without a value")

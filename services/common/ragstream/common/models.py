@@ -26,6 +26,8 @@ class Collection(enum.StrEnum):
     CHUNKS = "chunks"
     ENTITIES = "entities"
     RELATIONS = "relations"
+    COMMUNITIES = "communities"
+    """Community reports (id: the community's)."""
 
 
 class DocState(enum.StrEnum):
@@ -74,7 +76,8 @@ class SearchFilter:
 
 @dataclass(frozen=True, slots=True)
 class SearchRecord:
-    """One searchable item (a chunk, an entity or a relation) in the search store."""
+    """One searchable item (a chunk, an entity, a relation or a community report) in the
+    search store."""
 
     id: str
     """Deterministic id: chunk id, entity key or relation key."""

@@ -154,7 +154,7 @@ async def open_stores(opening: Opening) -> Stores:
     """Every store role; each store's close runs with the exit stack."""
     settings = opening.settings
     data = await pick(DATA_BACKENDS, settings.storage.search, "storage.search")(opening)
-    for store in (data.search, data.docs, data.mentions, data.cache):
+    for store in (data.search, data.docs, data.mentions, data.cache, data.communities):
         opening.stack.push_async_callback(store.close)
     graph = await pick(GRAPH_BACKENDS, settings.storage.graph, "storage.graph")(opening)
     opening.stack.push_async_callback(graph.close)

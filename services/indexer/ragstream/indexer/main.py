@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
-from ragstream.common.bus.topics import merge_group
+from ragstream.common.bus.topics import community_group, merge_group
 from ragstream.common.config import Settings
-from ragstream.common.events import DocumentChange, MergeKey, decode_merge
+from ragstream.common.events import MergeKey, decode_merge
 from ragstream.common.health import HealthServer
 from ragstream.common.providers.llm import ChatModel
 from ragstream.common.providers.scheduler import Priority
@@ -22,10 +23,22 @@ from ragstream.common.storage.protocols import CacheStore
 from ragstream.common.telemetry import telemetry_session
 from ragstream.common.text.analyzer import load_segmenter
 from ragstream.common.text.tokens import DEFAULT_ENCODING, encoding
-from ragstream.indexer.backlog import documents_drained
-from ragstream.indexer.batch_consumer import BatchConsumer
-from ragstream.indexer.consumer import KeyedConsumer, abandon_on_rebalance, document_consumer
+from ragstream.indexer.backlog import documents_drained, indexing_drained
+from ragstream.indexer.batch_consumer import ApplyBatch, BatchConsumer
+from ragstream.indexer.community_consumer import CommunityConsumer, publishing_merged
+from ragstream.indexer.consumer import (
+    ConsumeLoop,
+    abandon_on_rebalance,
+    document_consumer,
+)
 from ragstream.indexer.documents import DocumentIndexer
+from ragstream.indexer.stages.communities import CommunityMaintainer
+from ragstream.indexer.stages.community_reports import (
+    ExtractiveReportWriter,
+    LLMReportWriter,
+    ReportWriter,
+)
+from ragstream.indexer.stages.community_write import CommunityWriter
 from ragstream.indexer.stages.extract.llm_extractor import LLMExtractor
 from ragstream.indexer.stages.extract.mentions import MentionExtraction
 from ragstream.indexer.stages.extract.nlp_extractor import NLPExtractor
@@ -35,7 +48,7 @@ from ragstream.indexer.stages.merge import GraphMerger, MergeConfig
 from ragstream.indexer.stages.summarize import LLMSummarizer, Summarizer, TruncatingSummarizer
 
 log = logging.getLogger(__name__)
-Stages = tuple[KeyedConsumer[DocumentChange], BatchConsumer[MergeKey]]
+Stages = tuple[ConsumeLoop[Any, Any], ...]
 
 
 def build_extractor(
@@ -49,8 +62,18 @@ def build_extractor(
     return llm, LLMSummarizer(chat, cache, model, settings.llm, language=extraction.language)
 
 
+def build_report_writer(
+    settings: Settings, cache: CacheStore, chat: ChatModel | None
+) -> ReportWriter:
+    """Community reports by the LLM when one is configured, else extractive ones."""
+    if chat is None:
+        return ExtractiveReportWriter()
+    return LLMReportWriter(chat, cache, settings.llm.model, settings.llm)
+
+
 def build_stages(settings: Settings, backends: Backends) -> Stages:
-    """Stage 1 (documents) and stage 2 (graph merges), each its own consumer group."""
+    """Stage 1 (documents) and stage 2 (graph merges, then communities), each its own
+    consumer group."""
     stores, bus, topics, providers = (
         backends.stores,
         backends.bus,
@@ -86,13 +109,47 @@ def build_stages(settings: Settings, backends: Backends) -> Stages:
         bus.publisher,
         topics.documents_dlt,
         decode_merge,
-        merger.apply_batch,
+        merge_then_communities(merger.apply_batch, settings, backends),
         settings.indexer.model_copy(update={"batch_size": settings.indexer.merge_batch_size}),
         settle=documents_drained(
             bus, topics, settings.bus.group_id, settings.indexer.merge_settle_s
         ),
     )
-    return documents, merges
+    if not settings.communities.enabled:
+        return documents, merges
+    return documents, merges, community_stage(settings, backends)
+
+
+def merge_then_communities(
+    apply: ApplyBatch[MergeKey], settings: Settings, backends: Backends
+) -> ApplyBatch[MergeKey]:
+    """Stage 2's apply, publishing its keys for the community step when communities are on."""
+    if not settings.communities.enabled:
+        return apply
+    return publishing_merged(apply, backends.bus.publisher, backends.topics.communities)
+
+
+def community_stage(settings: Settings, backends: Backends) -> CommunityConsumer:
+    """The community step: the one consumer of a workspace's partition of its topic."""
+    stores, providers = backends.stores, backends.providers
+    reports = build_report_writer(settings, stores.cache, providers.chat)
+    embedder = providers.embeddings.view(Priority.MERGE)
+    writer = CommunityWriter(stores.graph, stores.communities, stores.search, embedder, reports)
+    maintainer = CommunityMaintainer(stores.graph, stores.communities, writer, settings.communities)
+    topics = backends.topics
+    stage = CommunityConsumer(
+        backends.bus.consumer(community_group(settings.bus.group_id), [topics.communities]),
+        backends.bus.publisher,
+        topics.documents_dlt,
+        decode_merge,
+        maintainer.apply_batch,
+        settings.indexer.model_copy(update={"batch_size": settings.communities.batch_size}),
+        settle=indexing_drained(
+            backends.bus, topics, settings.bus.group_id, settings.communities.settle_s
+        ),
+    )
+    stage.on_reassigned(maintainer.forget)
+    return stage
 
 
 async def run_stages(

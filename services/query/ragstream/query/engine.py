@@ -28,6 +28,7 @@ from ragstream.common.providers.llm import ChatMessage, ChatModel
 from ragstream.common.storage.protocols import Stores
 from ragstream.common.text.analyzer import analyze
 from ragstream.common.timing import StageTimer
+from ragstream.query.community_search import CommunitySearch
 from ragstream.query.prompt import build_messages, render_prompt
 from ragstream.query.reranking import Reranking
 from ragstream.query.sentences import RERANK_CANDIDATES, best_sentences, rerank_quotes
@@ -39,6 +40,7 @@ from ragstream.query.stages.answer import (
     quoted_answer,
 )
 from ragstream.query.stages.budget import BudgetStage
+from ragstream.query.stages.community import CommunityStage
 from ragstream.query.stages.embed import EmbedStage
 from ragstream.query.stages.empty import EmptyWorkspace
 from ragstream.query.stages.filter import FilterStage
@@ -90,6 +92,11 @@ class QueryEngine:
             BudgetStage(),
             EmptyWorkspace(stores.search),
         )
+        self._community = CommunitySearch(stores.search, stores.communities, chat)
+        self.community_steps: tuple[Stage, ...] = (
+            FilterStage(stores.docs),
+            CommunityStage(self._community, embedder),
+        )
 
     @property
     def providers(self) -> dict[str, str]:
@@ -103,7 +110,8 @@ class QueryEngine:
         if q.options.mode is Mode.BYPASS:
             return Retrieval()
         state = QueryState(q, Retrieval(query_terms=tuple(analyze(q.query))))
-        for step in self.steps:
+        steps = self.community_steps if q.options.mode is Mode.COMMUNITY else self.steps
+        for step in steps:
             if state.done:
                 break
             stages = step.stages if isinstance(step, Together) else (step,)
@@ -140,6 +148,10 @@ class QueryEngine:
         with timer.stage("answer", answerer=answerer):
             if retrieval.nothing_allowed:
                 yield NO_CONTEXT_ANSWER
+                return
+            if retrieval.community is not None:  # mode community: the reduce step
+                async for delta in self._community.answer(q.query, retrieval.community):
+                    yield delta
                 return
             if self._chat is None:
                 yield await self._offline_answer(q, retrieval)

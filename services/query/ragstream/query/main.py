@@ -16,6 +16,7 @@ from ragstream.common.listen import check_listen, parse_listen
 from ragstream.common.providers.scheduler import Priority
 from ragstream.common.registry import Backends
 from ragstream.common.text.analyzer import preload_segmenter
+from ragstream.query.community_api import CommunityReader
 from ragstream.query.engine import QueryEngine
 from ragstream.query.graph_api import GraphReader
 from ragstream.query.reranking import RerankGauge, Reranking
@@ -90,7 +91,9 @@ def build_servicers(settings: Settings, backends: Backends) -> Servicers:
             settings.workspace,
             progress=progress,
         ),
-        graph=GraphServicer(reader, settings.workspace),
+        graph=GraphServicer(
+            reader, settings.workspace, CommunityReader(stores.communities, stores.graph)
+        ),
     )
 
 

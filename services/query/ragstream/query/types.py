@@ -5,12 +5,15 @@ from __future__ import annotations
 import enum
 import time
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from opentelemetry.trace import Span
 
 from ragstream.common.models import Hit, Provenance, SearchFilter, Vector
 from ragstream.common.providers.llm import ChatMessage
+
+if TYPE_CHECKING:
+    from ragstream.query.community_search import CommunityContext
 
 
 class Mode(enum.StrEnum):
@@ -20,6 +23,8 @@ class Mode(enum.StrEnum):
     MIX = "mix"
     NAIVE = "naive"
     BYPASS = "bypass"
+    COMMUNITY = "community"
+    """The community reports (community_search.py), not the entity and chunk searches."""
 
     @property
     def searches_entities(self) -> bool:
@@ -163,6 +168,8 @@ class Retrieval:
     """The caller's filter allows no document: nothing was searched, nothing may be said."""
     workspace_empty: bool = False
     """The workspace holds no indexed chunk: there was nothing to search (stages/empty.py)."""
+    community: CommunityContext | None = None
+    """Mode `community`: the chosen reports and their points (community_search.py)."""
 
 
 @dataclass(slots=True)

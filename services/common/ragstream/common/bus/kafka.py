@@ -46,6 +46,7 @@ def topic_specs(topics: Topics, partitions: int, max_event_bytes: int) -> list[T
     return [
         TopicSpec(topics.documents, partitions, sized),
         TopicSpec(topics.graph_merge, partitions),
+        TopicSpec(topics.communities, partitions),
         TopicSpec(topics.documents_dlt, partitions, sized),
     ]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ragstream.common.bus.protocols import Bus
-from ragstream.common.bus.topics import Topics, merge_group
+from ragstream.common.bus.topics import Topics, community_group, merge_group
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,7 +18,7 @@ class Progress:
     documents: int
     """Document events stage 1 has not committed."""
     merges: int
-    """Graph merges stage 2 has not committed."""
+    """Graph merges stage 2 has not committed, and the community updates after them."""
 
     @property
     def current(self) -> bool:
@@ -32,4 +32,5 @@ async def indexing_progress(
     workspace when None."""
     documents = await bus.pending(group_id, [topics.documents], workspace)
     merges = await bus.pending(merge_group(group_id), [topics.graph_merge], workspace)
+    merges += await bus.pending(community_group(group_id), [topics.communities], workspace)
     return Progress(documents, merges)

@@ -20,6 +20,12 @@ class Topics:
         return f"{self.prefix}.graph-merge"
 
     @property
+    def communities(self) -> str:
+        """Keys stage 2 merged, for the community step; key `workspace/`, so one workspace's
+        events sit in one partition and one consumer owns its partition."""
+        return f"{self.prefix}.communities"
+
+    @property
     def documents_dlt(self) -> str:
         """Dead letters: document events that cannot be indexed, with the reason in headers."""
         return f"{self.prefix}.documents.dlt"
@@ -31,3 +37,11 @@ MERGE_GROUP_SUFFIX = ".graph-merge"
 def merge_group(group_id: str) -> str:
     """Stage 2's consumer group: its own, so it scales and commits apart from stage 1."""
     return group_id + MERGE_GROUP_SUFFIX
+
+
+COMMUNITY_GROUP_SUFFIX = ".communities"
+
+
+def community_group(group_id: str) -> str:
+    """The community step's consumer group."""
+    return group_id + COMMUNITY_GROUP_SUFFIX

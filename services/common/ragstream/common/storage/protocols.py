@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from ragstream.common.communities import CommunityRecord
 from ragstream.common.models import (
     Collection,
     DocState,
@@ -220,6 +221,35 @@ class CacheStore(Protocol):
         ...
 
 
+class CommunityStore(Protocol):
+    """One workspace's hierarchical communities and their reports (stage 2 writes them, one
+    writer per workspace; the query side reads)."""
+
+    async def apply(
+        self, workspace: str, upserts: Sequence[CommunityRecord], deletes: Sequence[str]
+    ) -> None:
+        """Deletes the communities `deletes` names, then inserts or replaces `upserts` by
+        (workspace, id); durable and readable on return."""
+        ...
+
+    async def get(self, workspace: str, ids: Sequence[str]) -> list[CommunityRecord]:
+        """The communities that exist among `ids`, in the order of `ids`."""
+        ...
+
+    async def of_entities(self, workspace: str, keys: Sequence[str]) -> dict[str, list[str]]:
+        """The ids of the communities holding each key, top level first; keys in none are
+        absent."""
+        ...
+
+    async def list(self, workspace: str, level: int | None = None) -> list[CommunityRecord]:
+        """Every community of the workspace (of one level, unless None), by (level, id)."""
+        ...
+
+    async def close(self) -> None:
+        """Releases the backend's connections (a no-op for the embedded store)."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class DataStores:
     """The roles that live in `storage.search`'s backend: every one but the graph."""
@@ -228,6 +258,7 @@ class DataStores:
     docs: DocumentStore
     mentions: MentionStore
     cache: CacheStore
+    communities: CommunityStore
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,10 +270,11 @@ class Stores:
     mentions: MentionStore
     cache: CacheStore
     graph: GraphStore
+    communities: CommunityStore
 
     @classmethod
     def of(cls, data: DataStores, graph: GraphStore) -> Stores:
-        return cls(data.search, data.docs, data.mentions, data.cache, graph)
+        return cls(data.search, data.docs, data.mentions, data.cache, graph, data.communities)
 
     def all(self) -> tuple[Closeable, ...]:
-        return (self.search, self.docs, self.mentions, self.cache, self.graph)
+        return (self.search, self.docs, self.mentions, self.cache, self.graph, self.communities)

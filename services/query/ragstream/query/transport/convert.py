@@ -35,6 +35,7 @@ _MODES = {
     query_pb2.QUERY_MODE_MIX: Mode.MIX,
     query_pb2.QUERY_MODE_NAIVE: Mode.NAIVE,
     query_pb2.QUERY_MODE_BYPASS: Mode.BYPASS,
+    query_pb2.QUERY_MODE_COMMUNITY: Mode.COMMUNITY,
 }
 MODE_TO_PROTO = {mode: number for number, mode in _MODES.items()}
 _STATES = {

@@ -11,7 +11,9 @@ from typing import TypeVar
 
 from opentelemetry import trace
 
+from ragstream.common.communities import CommunityRecord
 from ragstream.common.telemetry import annotate
+from ragstream.query.community_api import CommunityReader
 from ragstream.query.graph_api import (
     EntityInfo,
     GraphReader,
@@ -29,6 +31,7 @@ DEFAULT_HITS = 10
 DEFAULT_DEPTH = 1
 DEFAULT_MAX_NODES = 50
 DEFAULT_TOP = 10
+DEFAULT_COMMUNITIES = 50
 
 
 def entity_pb(info: EntityInfo) -> graph_pb2.Entity:
@@ -77,10 +80,30 @@ async def found(lookup: Awaitable[T]) -> T:
         raise rejections.not_found(str(exc)) from None
 
 
+def community_pb(record: CommunityRecord, members: bool = False) -> graph_pb2.Community:
+    report = record.report
+    return graph_pb2.Community(
+        community_id=record.id, level=record.level, parent_id=record.parent,
+        size=len(record.members), entity_keys=record.members if members else (),
+        report=None if report is None else graph_pb2.CommunityReport(
+            title=report.title, summary=report.summary, rating=report.rating,
+            rating_explanation=report.rating_explanation, writer=report.writer,
+            findings=[
+                graph_pb2.CommunityFinding(
+                    summary=f.summary, explanation=f.explanation, entity_keys=f.entities,
+                    relation_keys=f.relations, chunk_ids=f.chunks,
+                )
+                for f in report.findings
+            ],
+        ),
+    )  # fmt: skip
+
+
 class GraphServicer(graph_pb2_grpc.GraphServiceServicer):
-    def __init__(self, reader: GraphReader, workspace: str) -> None:
+    def __init__(self, reader: GraphReader, workspace: str, communities: CommunityReader) -> None:
         self._reader = reader
         self._workspace = workspace
+        self._communities = communities
 
     def _ws(self, requested: str) -> str:
         workspace = workspace_of(requested, self._workspace)
@@ -142,3 +165,25 @@ class GraphServicer(graph_pb2_grpc.GraphServiceServicer):
             relation_count=summary.relations,
             top_entities=[entity_pb(e) for e in summary.top],
         )
+
+    async def ListCommunities(
+        self, request: graph_pb2.ListCommunitiesRequest, context: CallContext
+    ) -> graph_pb2.ListCommunitiesResponse:
+        workspace, reader = self._ws(request.workspace), self._communities
+        found = await reader.level(workspace, request.level, request.limit or DEFAULT_COMMUNITIES)
+        return graph_pb2.ListCommunitiesResponse(communities=[community_pb(c) for c in found])
+
+    async def GetCommunity(
+        self, request: graph_pb2.GetCommunityRequest, context: CallContext
+    ) -> graph_pb2.GetCommunityResponse:
+        workspace, reader = self._ws(request.workspace), self._communities
+        record = await found(reader.community(workspace, request.community_id))
+        return graph_pb2.GetCommunityResponse(community=community_pb(record, members=True))
+
+    async def GetEntityCommunities(
+        self, request: graph_pb2.GetEntityCommunitiesRequest, context: CallContext
+    ) -> graph_pb2.GetEntityCommunitiesResponse:
+        workspace, reader = self._ws(request.workspace), self._communities
+        key, path = await found(reader.path(workspace, request.name))
+        communities = [community_pb(c) for c in path]
+        return graph_pb2.GetEntityCommunitiesResponse(entity_key=key, communities=communities)

@@ -128,6 +128,8 @@ QUERY_REQUEST: dict[str, tuple[Check, ...]] = {
     "filter": (),
 }
 MAX_SUB_QUERIES = 8
+MAX_COMMUNITY_LEVEL = 100
+MAX_COMMUNITIES = 1000
 NAME = (not_blank, length(0, MAX_NAME_CHARS))
 KEYWORDS = (count(0, MAX_KEYWORDS), each(not_blank, length(0, MAX_KEYWORD_CHARS)))
 BUDGET = (in_range(0, MAX_TOKEN_BUDGET),)
@@ -218,6 +220,13 @@ RULES: dict[str, dict[str, tuple[Check, ...]]] = {
         "depth": (in_range(0, MAX_NEIGHBOURHOOD_DEPTH),),
         "max_nodes": (in_range(0, MAX_NEIGHBOURHOOD_NODES),),
     },
+    "ragstream.v1.ListCommunitiesRequest": {
+        "workspace": WORKSPACE,
+        "level": (in_range(0, MAX_COMMUNITY_LEVEL),),
+        "limit": (in_range(0, MAX_COMMUNITIES),),
+    },
+    "ragstream.v1.GetCommunityRequest": {"workspace": WORKSPACE, "community_id": NAME},
+    "ragstream.v1.GetEntityCommunitiesRequest": {"workspace": WORKSPACE, "name": NAME},
     "ragstream.v1.GetGraphStatsRequest": {
         "workspace": WORKSPACE,
         "top": (in_range(0, MAX_TOP_ENTITIES),),

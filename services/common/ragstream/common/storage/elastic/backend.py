@@ -1,7 +1,7 @@
 """Opens the Elasticsearch stores (used by ragstream.common.registry), and the vector
 indices for `ragstream reindex`.
 
-One client per process serves the four stores; it is closed with the process's exit stack.
+One client per process serves the five stores; it is closed with the process's exit stack.
 The search store is bound to the embedding model the process uses: its fingerprint (name
 and vector size) comes from the embedder it is given (an OpenAI-compatible model of
 unconfigured size is asked once for one vector). Backends build no providers.
@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from ragstream.common.config import ElasticsearchConfig
 from ragstream.common.storage.elastic.client import connect
+from ragstream.common.storage.elastic.communities import ElasticCommunityStore
 from ragstream.common.storage.elastic.documents import ElasticDocumentStore
 from ragstream.common.storage.elastic.layout import IndexLayout
 from ragstream.common.storage.elastic.mentions import ElasticCacheStore, ElasticMentionStore
@@ -46,6 +47,7 @@ async def open_elastic_stores(
         docs=await ElasticDocumentStore.open(client, layout),
         mentions=await ElasticMentionStore.open(client, layout),
         cache=await ElasticCacheStore.open(client, layout),
+        communities=await ElasticCommunityStore.open(client, layout),
     )
 
 

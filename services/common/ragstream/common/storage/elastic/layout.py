@@ -29,11 +29,12 @@ from ragstream.common.storage.elastic import mappings
 from ragstream.common.storage.elastic.model import ModelFingerprint, mismatch
 
 TEMPLATE_VERSION: Final = 1
-PLAIN_ROLES: Final = ("documents", "mentions", "llm-cache")
+PLAIN_ROLES: Final = ("documents", "mentions", "llm-cache", "communities")
 _PLAIN_MAPPINGS: Final[Mapping[str, dict[str, Any]]] = {
     "documents": mappings.DOCUMENTS_MAPPINGS,
     "mentions": mappings.MENTIONS_MAPPINGS,
     "llm-cache": mappings.CACHE_MAPPINGS,
+    "communities": mappings.COMMUNITIES_MAPPINGS,
 }
 
 

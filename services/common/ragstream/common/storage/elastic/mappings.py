@@ -112,6 +112,20 @@ MENTIONS_MAPPINGS: dict[str, Any] = {
     },
 }
 
+COMMUNITIES_MAPPINGS: dict[str, Any] = {
+    # One document per community (see communities.py): `members` finds an entity's
+    # communities, `report` is returned as written.
+    "dynamic": "strict",
+    "properties": {
+        "workspace": _KEYWORD,
+        "id": _KEYWORD,
+        "level": {"type": "integer"},
+        "parent": _KEYWORD,
+        "members": _KEYWORD,
+        "report": _STORED_OBJECT,
+    },
+}
+
 CACHE_MAPPINGS: dict[str, Any] = {
     "dynamic": "strict",
     "properties": {

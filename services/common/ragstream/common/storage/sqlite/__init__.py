@@ -1,6 +1,7 @@
 """Embedded backends: every storage role in one SQLite database per data directory."""
 
 from ragstream.common.storage.protocols import DataStores
+from ragstream.common.storage.sqlite.communities import SqliteCommunityStore
 from ragstream.common.storage.sqlite.db import Database, DatabaseClosedError, SchemaVersionError
 from ragstream.common.storage.sqlite.dense import DimensionMismatchError
 from ragstream.common.storage.sqlite.documents import SqliteDocumentStore
@@ -15,6 +16,7 @@ async def open_embedded_stores(db: Database) -> DataStores:
         docs=await SqliteDocumentStore.open(db),
         mentions=await SqliteMentionStore.open(db),
         cache=await SqliteCacheStore.open(db),
+        communities=await SqliteCommunityStore.open(db),
     )
 
 

@@ -31,6 +31,39 @@ _V1_COLLECTIONS = ("chunks", "entities", "relations")
 """Fixed here, not derived from Collection: a new collection needs a new migration step."""
 
 
+def _record_tables(name: str) -> list[str]:
+    """A collection's record tables as schema version 1 made them (BM25 aside)."""
+    table = f"search_{name}"
+    child_pk = f"pk INTEGER PRIMARY KEY REFERENCES {table}(pk) ON DELETE CASCADE"
+    return [
+        f"CREATE TABLE {table} (pk INTEGER PRIMARY KEY, workspace TEXT NOT NULL, "
+        "id TEXT NOT NULL, ts REAL, metadata TEXT NOT NULL, UNIQUE (workspace, id))",
+        f"CREATE INDEX {table}_ts ON {table} (workspace, ts)",
+        f"CREATE TABLE {table}_data ({child_pk}, text TEXT NOT NULL, "
+        "terms TEXT NOT NULL, doc_ids TEXT NOT NULL, attrs TEXT NOT NULL)",
+        f"CREATE TABLE {table}_vectors ({child_pk}, vector BLOB NOT NULL)",
+        f"CREATE TABLE {table}_docs (doc_id TEXT NOT NULL, pk INTEGER NOT NULL "
+        f"REFERENCES {table}(pk) ON DELETE CASCADE, PRIMARY KEY (doc_id, pk)) WITHOUT ROWID",
+        f"CREATE INDEX {table}_docs_pk ON {table}_docs (pk)",
+        f"CREATE TABLE {table}_meta (key TEXT NOT NULL, value TEXT NOT NULL, pk INTEGER "
+        f"NOT NULL REFERENCES {table}(pk) ON DELETE CASCADE, PRIMARY KEY (key, value, pk)) "
+        "WITHOUT ROWID",
+        f"CREATE INDEX {table}_meta_pk ON {table}_meta (pk)",
+    ]
+
+
+def _postings_tables(name: str) -> list[str]:
+    """A collection's BM25 tables as schema version 2 made them."""
+    table = f"search_{name}"
+    return [
+        f"CREATE TABLE {table}_postings (term TEXT NOT NULL, pk INTEGER NOT NULL, "
+        "tf INTEGER NOT NULL, PRIMARY KEY (term, pk)) WITHOUT ROWID",
+        f"CREATE TABLE {table}_df (term TEXT PRIMARY KEY, df INTEGER NOT NULL, "
+        "max_tf INTEGER NOT NULL, min_length INTEGER NOT NULL) WITHOUT ROWID",
+        f"ALTER TABLE {table} ADD COLUMN length INTEGER NOT NULL DEFAULT 0",
+    ]
+
+
 def _v1_statements() -> list[str]:
     statements = [
         "CREATE TABLE search_state (collection TEXT NOT NULL, workspace TEXT NOT NULL, "
@@ -38,23 +71,9 @@ def _v1_statements() -> list[str]:
         "WITHOUT ROWID"
     ]
     for name in _V1_COLLECTIONS:
-        table = f"search_{name}"
-        child_pk = f"pk INTEGER PRIMARY KEY REFERENCES {table}(pk) ON DELETE CASCADE"
         statements += [
-            f"CREATE TABLE {table} (pk INTEGER PRIMARY KEY, workspace TEXT NOT NULL, "
-            "id TEXT NOT NULL, ts REAL, metadata TEXT NOT NULL, UNIQUE (workspace, id))",
-            f"CREATE INDEX {table}_ts ON {table} (workspace, ts)",
-            f"CREATE TABLE {table}_data ({child_pk}, text TEXT NOT NULL, "
-            "terms TEXT NOT NULL, doc_ids TEXT NOT NULL, attrs TEXT NOT NULL)",
-            f"CREATE TABLE {table}_vectors ({child_pk}, vector BLOB NOT NULL)",
-            f"CREATE TABLE {table}_docs (doc_id TEXT NOT NULL, pk INTEGER NOT NULL "
-            f"REFERENCES {table}(pk) ON DELETE CASCADE, PRIMARY KEY (doc_id, pk)) WITHOUT ROWID",
-            f"CREATE INDEX {table}_docs_pk ON {table}_docs (pk)",
-            f"CREATE TABLE {table}_meta (key TEXT NOT NULL, value TEXT NOT NULL, pk INTEGER "
-            f"NOT NULL REFERENCES {table}(pk) ON DELETE CASCADE, PRIMARY KEY (key, value, pk)) "
-            "WITHOUT ROWID",
-            f"CREATE INDEX {table}_meta_pk ON {table}_meta (pk)",
-            f"CREATE VIRTUAL TABLE {table}_fts USING fts5(terms, content='', "
+            *_record_tables(name),
+            f"CREATE VIRTUAL TABLE search_{name}_fts USING fts5(terms, content='', "
             f'tokenize="{_V1_TOKENIZER}")',
         ]
     return statements
@@ -70,11 +89,7 @@ def _v2_statements() -> list[str]:
     for name in _V1_COLLECTIONS:
         table = f"search_{name}"
         statements += [
-            f"CREATE TABLE {table}_postings (term TEXT NOT NULL, pk INTEGER NOT NULL, "
-            "tf INTEGER NOT NULL, PRIMARY KEY (term, pk)) WITHOUT ROWID",
-            f"CREATE TABLE {table}_df (term TEXT PRIMARY KEY, df INTEGER NOT NULL, "
-            "max_tf INTEGER NOT NULL, min_length INTEGER NOT NULL) WITHOUT ROWID",
-            f"ALTER TABLE {table} ADD COLUMN length INTEGER NOT NULL DEFAULT 0",
+            *_postings_tables(name),
             f"INSERT INTO {table}_postings (term, pk, tf) SELECT t.value, d.pk, count(*) "
             f"FROM {table}_data AS d, json_each(d.terms) AS t WHERE trim(t.value) <> '' "
             "GROUP BY t.value, d.pk",
@@ -90,7 +105,20 @@ def _v2_statements() -> list[str]:
     return statements
 
 
-MIGRATIONS: tuple[Migration, ...] = (tuple(_v1_statements()), tuple(_v2_statements()))
+def _v3_statements() -> list[str]:
+    """The community reports' collection, in the shape the first two steps left the others."""
+    return [
+        *_record_tables("communities"),
+        *_postings_tables("communities"),
+        "INSERT INTO search_bm25 (collection, records, tokens) VALUES ('communities', 0, 0)",
+    ]
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    tuple(_v1_statements()),
+    tuple(_v2_statements()),
+    tuple(_v3_statements()),
+)
 
 
 @dataclass(frozen=True, slots=True)
