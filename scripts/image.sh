@@ -16,6 +16,7 @@ cd "$(dirname "$0")/.."
 cache="$PWD/.cache/image"
 BASE_PACKAGES=python3,python3-venv,python-is-python3,ca-certificates
 REPOSITORY=localhost/ragstream
+STORAGE_MB=${STORAGE_MB:-8000}
 
 say() { echo "image.sh: $*" >&2; }
 
@@ -156,6 +157,17 @@ clean() {
   umount "$cache/storage/overlay" 2>/dev/null || true
 }
 
+# Each tree's image adds about 1 GB (its venv layer and the layer cache); past STORAGE_MB
+# the older images and the cache go, and the next build starts again from the base.
+prune() {
+  local keep=$1 old
+  [ "$(du -sm "$cache/storage" | cut -f1)" -gt "$STORAGE_MB" ] || return 0
+  old=$(bah images --format '{{.Name}}:{{.Tag}}' --filter "reference=$REPOSITORY" | grep -vxF "$keep" || true)
+  say "the storage holds over $STORAGE_MB MB: removing the older images and the layer cache"
+  [ -z "$old" ] || bah rmi $old >/dev/null
+  bah rmi --prune >/dev/null
+}
+
 build() {
   local base name volumes
   install_tools
@@ -174,6 +186,7 @@ build() {
     # --layers: a tree whose dependencies are unchanged reuses their layers.
     bah bud --isolation chroot --layers --pull=never --build-arg "PYTHON_IMAGE=$base" \
       "${volumes[@]}" --tag "$name" --file Dockerfile . >&2
+    prune "$name"
   fi
   echo "$name"
 }
