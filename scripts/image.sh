@@ -17,6 +17,10 @@ cache="$PWD/.cache/image"
 BASE_PACKAGES=python3,python3-venv,python-is-python3,ca-certificates
 REPOSITORY=localhost/ragstream
 STORAGE_MB=${STORAGE_MB:-8000}
+# The Dockerfile's default base (python:3.11-slim-bookworm): its Python and Debian release.
+DEFAULT_BASE=$(sed -n 's/^ARG PYTHON_IMAGE=//p' Dockerfile)
+PYTHON=$(sed -n 's/^python:\([0-9.]*\)-.*/\1/p' <<<"$DEFAULT_BASE")
+SUITE=${DEFAULT_BASE##*-}
 
 say() { echo "image.sh: $*" >&2; }
 
@@ -36,9 +40,6 @@ install_tools() {
   apt-get update -qq >&2
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 }
-
-# The Dockerfile's default base, e.g. python:3.11-slim-bookworm: its Python and Debian release.
-default_base() { sed -n 's/^ARG PYTHON_IMAGE=//p' Dockerfile; }
 
 # The first mirror this machine's apt sources give for the suite (deb822 files, then
 # sources.list); DEBIAN_MIRROR overrides it.
@@ -68,28 +69,21 @@ debian_mirror() {
 
 # python:3.11-slim-bookworm -> localhost/ragstream-python:3.11-bookworm-<recipe hash>
 base_name() {
-  local base python suite
-  base=$(default_base)
-  python=$(sed -n 's/^python:\([0-9.]*\)-.*/\1/p' <<<"$base")
-  suite=${base##*-}
-  echo "localhost/ragstream-python:$python-$suite-$(sha256sum <<<"$suite $BASE_PACKAGES" | cut -c1-12)"
+  echo "localhost/ragstream-python:$PYTHON-$SUITE-$(sha256sum <<<"$SUITE $BASE_PACKAGES" | cut -c1-12)"
 }
 
 make_base() {
-  local name=$1 base python suite mirror rootfs container
+  local name=$1 mirror rootfs container
   bah inspect --type image "$name" >/dev/null 2>&1 && return 0
-  base=$(default_base)
-  python=$(sed -n 's/^python:\([0-9.]*\)-.*/\1/p' <<<"$base")
-  suite=${base##*-}
-  mirror=$(debian_mirror "$suite")
-  say "making the base $name from Debian $suite packages (first use only)"
+  mirror=$(debian_mirror "$SUITE")
+  say "making the base $name from Debian $SUITE packages (first use only)"
   rootfs=$(mktemp -d "$cache/rootfs.XXXXXX")
-  debootstrap --variant=minbase --include="$BASE_PACKAGES" "$suite" "$rootfs" "$mirror" >&2
+  debootstrap --variant=minbase --include="$BASE_PACKAGES" "$SUITE" "$rootfs" "$mirror" >&2
   # The packages' archives and lists, and this machine's name and resolver, stay out of it.
   rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/* \
     "$rootfs/etc/hostname" "$rootfs/etc/resolv.conf"
-  if ! chroot "$rootfs" python --version | grep -q "^Python $python\."; then
-    say "Debian $suite's python is $(chroot "$rootfs" python --version), not $python as $base"
+  if ! chroot "$rootfs" python --version | grep -q "^Python $PYTHON\."; then
+    say "Debian $SUITE's python is $(chroot "$rootfs" python --version), not $PYTHON as $DEFAULT_BASE"
     return 1
   fi
   container=$(bah from scratch)
@@ -181,11 +175,15 @@ build() {
   if bah inspect --type image "$name" >/dev/null 2>&1; then
     say "$name is built (the tree is unchanged)"
   else
-    say "building $name"
+    say "building $name (log: $cache/build.log)"
     mapfile -t volumes < <(pip_volumes)
     # --layers: a tree whose dependencies are unchanged reuses their layers.
-    bah bud --isolation chroot --layers --pull=never --build-arg "PYTHON_IMAGE=$base" \
-      "${volumes[@]}" --tag "$name" --file Dockerfile . >&2
+    if ! bah bud --isolation chroot --layers --pull=never --build-arg "PYTHON_IMAGE=$base" \
+      "${volumes[@]}" --tag "$name" --file Dockerfile . >"$cache/build.log" 2>&1; then
+      tail -n 40 "$cache/build.log" >&2
+      say "the build failed; its whole log is $cache/build.log"
+      return 1
+    fi
     prune "$name"
   fi
   echo "$name"
