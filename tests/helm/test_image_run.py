@@ -71,11 +71,9 @@ class Pod:
         self.grace_s = float(spec["terminationGracePeriodSeconds"])
         self.env = {**container_env(manifests, component), **EMBEDDED}
         self.ports = {p["containerPort"]: free_port() for p in self.container["ports"]}
-        self.args = [re.sub(r"^0\.0\.0\.0:(\d+)$", self._loopback, a) for a in self.args_given]
-
-    @property
-    def args_given(self) -> list[str]:
-        return list(self.container["args"])
+        self.args = [
+            re.sub(r"^0\.0\.0\.0:(\d+)$", self._loopback, a) for a in self.container["args"]
+        ]
 
     def _loopback(self, match: re.Match[str]) -> str:
         return f"127.0.0.1:{self.ports[int(match.group(1))]}"
@@ -186,7 +184,7 @@ def test_serve_with_the_charts_arguments(
 ) -> None:
     """The query pod's arguments less --no-indexer: the embedded deployment in one process."""
     pod = Pod(chart, "query")
-    assert pod.args_given[:2] == ["serve", "--no-indexer"]
+    assert pod.container["args"][:2] == ["serve", "--no-indexer"]
     args = [a for a in pod.args if a != "--no-indexer"]
     with Container(image) as box:
         process = pod.start(box, tmp_path / "serve.log", args)
