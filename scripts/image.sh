@@ -185,6 +185,7 @@ build() {
       return 1
     fi
     prune "$name"
+    info >&2
   fi
   echo "$name"
 }
