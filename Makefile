@@ -51,6 +51,7 @@ lint: setup
 test: lint
 	bash scripts/helm.sh path >/dev/null
 	bash scripts/chromium.sh >/dev/null
+	bash scripts/image.sh build >/dev/null  # the container image; reused while the tree is unchanged
 	RAGSTREAM_TEST_DATA=$(DATA) $(BIN)/python -m pytest -q tests --ignore=tests/bench
 
 demo: setup
@@ -60,4 +61,5 @@ bench: setup
 	RAGSTREAM_TEST_DATA=$(DATA) $(BIN)/python -m pytest -q -s tests/bench -o python_files='bench_*.py test_*.py'
 
 clean:
+	bash scripts/image.sh clean
 	rm -rf $(VENV) $(GEN) .cache build

@@ -1,6 +1,6 @@
 """A small Dockerfile reader: build stages and their instructions, as the builder sees them.
 
-Docker cannot run on the test machines, so the image's rules are checked on the parsed file.
+The image's rules that need no build are checked on the parsed file (test_image.py).
 Line continuations are joined and comment lines inside a continued instruction are dropped,
 as BuildKit does; `ARG` values given before the first FROM are substituted into FROM lines.
 """

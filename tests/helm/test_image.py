@@ -1,4 +1,5 @@
-"""The container image's rules, checked on the Dockerfile (docker cannot run here).
+"""The container image's rules, checked on the Dockerfile's text (test_image_run.py builds
+the image and runs it).
 
 Multi-stage build; the runtime stage holds the venv and an unprivileged numeric user, and
 installs nothing itself (so no compiler or package manager work lands in it); the builder
