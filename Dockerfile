@@ -23,7 +23,7 @@ RUN python -m venv .venv \
  && .venv/bin/pip install -c constraints.txt grpcio-tools mypy-protobuf
 
 # Dependencies first: this layer is reused while only the code changes.
-COPY pyproject.toml setup.py README.md ./
+COPY pyproject.toml setup.py ./
 RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))" \
       > /tmp/requirements.txt \
  && python -m venv /opt/ragstream \
@@ -32,6 +32,7 @@ RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml
 COPY proto ./proto
 COPY scripts/gen-proto.sh ./scripts/gen-proto.sh
 COPY services ./services
+COPY README.md ./
 # The generated code is written into the source tree before the package is built, so the
 # installed package contains it; the last commands prove it and that the entry point starts.
 RUN bash scripts/gen-proto.sh \
