@@ -48,7 +48,8 @@ class Queries(query_pb2_grpc.QueryServiceServicer):
         if request.query == "break":
             raise RuntimeError("the model went away")
         yield query_pb2.StreamQueryResponse(delta="made them [2].")
-        yield query_pb2.StreamQueryResponse(end=query_pb2.StreamQueryEnd())
+        cited = query_pb2.StreamQueryEnd(references=REFERENCES[1:])  # the context lists both
+        yield query_pb2.StreamQueryResponse(end=cited)
 
 
 @pytest.fixture
@@ -117,10 +118,11 @@ async def test_a_streamed_completion_ends_with_the_references(
         )
     ]
     text = "".join(c.choices[0].delta.content or "" for c in chunks)
-    assert text == "Kestrel made them [2].\n\n### References\n\n- [1] recall.md\n- [2] seals"
+    # The cited passage closes the answer, not every passage of the context.
+    assert text == "Kestrel made them [2].\n\n### References\n\n- [2] seals"
     assert chunks[0].choices[0].delta.role == "assistant"
     assert chunks[-1].choices[0].finish_reason == "stop"
-    assert len(chunks[-1].model_extra["references"]) == 2  # type: ignore[index]
+    assert len(chunks[-1].model_extra["references"]) == 1  # type: ignore[index]
     assert queries.requests[0].params.mode == query_pb2.QUERY_MODE_MIX
     with pytest.raises(openai.APIError, match="the server failed"):
         async for _ in await client(base).chat.completions.create(

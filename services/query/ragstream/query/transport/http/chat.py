@@ -138,10 +138,10 @@ async def stream(
                     await response.prepare(request)
                     await response.write(_data(completion.chunk({"role": "assistant"})))
                 kind = item.WhichOneof("event")
-                if kind == "context":
-                    references = list(item.context.references)
-                elif kind == "delta":
+                if kind == "delta":
                     await response.write(_data(completion.chunk({"content": item.delta})))
+                elif kind == "end":  # the passages the answer cites, as the unary reply has
+                    references = list(item.end.references)
     except Rejected as rejected:
         if not response.prepared:
             raise
