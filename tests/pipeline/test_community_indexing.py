@@ -8,6 +8,7 @@ import random
 from pathlib import Path
 
 from ragstream.cli.communities import request_rebuild
+from ragstream.cli.demo_data import CORPUS
 from ragstream.common.events import DocumentChange
 from ragstream.common.models import Collection, SearchFilter, split_relation_key
 from ragstream.common.text.analyzer import analyze
@@ -31,7 +32,7 @@ def change(doc_id: str, version: int, content: str | None) -> DocumentChange:
 
 
 def corpus() -> list[DocumentChange]:
-    files = sorted((REPO / "demo" / "corpus").iterdir())
+    files = sorted(CORPUS.iterdir())
     return [change(f.name, 1, f.read_text(encoding="utf-8")) for f in files]
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from ragstream.cli.demo_data import CORPUS, QUESTIONS
 from ragstream.cli.formats import convert
 from ragstream.common.config import QueryDefaults
 from ragstream.common.events import DocumentChange
@@ -26,7 +27,6 @@ from ragstream.query.types import Mode, QueryInput
 from ragstream.v1 import query_pb2
 from tests.support.pipeline import embedded_settings, running_pipeline
 
-DEMO = Path(__file__).resolve().parents[2] / "demo"
 WS = "demo"
 BEFORE = {Mode.LOCAL: 2, Mode.GLOBAL: 2, Mode.HYBRID: 2, Mode.MIX: 2, Mode.NAIVE: 3}
 """First sentences from an expected document under the term-counting rule, of 10."""
@@ -49,10 +49,10 @@ async def first_quote(engine: QueryEngine, question: str, mode: Mode) -> tuple[s
 async def test_the_first_quoted_sentence_answers_the_question_in_every_mode(
     tmp_path: Path,
 ) -> None:
-    questions = json.loads((DEMO / "questions.json").read_text(encoding="utf-8"))
+    questions = json.loads(QUESTIONS.read_text(encoding="utf-8"))
     async with running_pipeline(embedded_settings(tmp_path, embedding={})) as pipeline:
         changes = []
-        for path in sorted((DEMO / "corpus").iterdir()):
+        for path in sorted(CORPUS.iterdir()):
             doc = convert(path, path.read_bytes())
             name = path.name
             changes.append(DocumentChange(WS, name, 1, False, doc.text, name, doc.metadata))
