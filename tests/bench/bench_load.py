@@ -44,11 +44,13 @@ from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
 from ragstream.cli.client import Client
+from ragstream.cli.demo_data import CORPUS
+from ragstream.cli.demo_data import QUESTIONS as QUESTIONS_FILE
 from ragstream.cli.files import read_all
 from ragstream.v1 import query_pb2, query_pb2_grpc
-from tests.support.server import REPO, ServeProcess, free_port
+from tests.support.server import ServeProcess, free_port
 
-QUESTIONS = json.loads((REPO / "demo" / "questions.json").read_text())
+QUESTIONS = json.loads(QUESTIONS_FILE.read_text())
 WORKSPACE = "load"
 MIN_SHARE_ANSWERED = 0.8
 MAX_SHARE_EXPIRED = 0.05
@@ -140,7 +142,7 @@ async def run_phase(address: str, phase: Phase, duration_s: float) -> Phase:
 
 
 async def index_corpus(address: str) -> None:
-    documents, _ = read_all([REPO / "demo" / "corpus"])
+    documents, _ = read_all([CORPUS])
     async with Client(address) as client:
         published = (await client.publish(WORKSPACE, documents)).results
         await client.wait_until_done(WORKSPACE, published, timeout_s=600)

@@ -26,13 +26,14 @@ from typing import Any
 
 import pytest
 
+from ragstream.cli import demo_data
 from ragstream.cli.demo import wait_serving
-from tests.helm.chart import REPO, Helm, Manifest, container_env, deployment, write_values
+from tests.helm.chart import Helm, Manifest, container_env, deployment, write_values
 from tests.helm.container import Container, Image, ImageError, Mount, Process, build_image
 from tests.support.server import free_port
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1800)]
-DEMO = REPO / "demo"
+DEMO = demo_data.HERE  # corpus/ and questions.json
 EMBEDDED = {
     "RAGSTREAM_BUS__BACKEND": "sqlite",
     "RAGSTREAM_STORAGE__SEARCH": "sqlite",
