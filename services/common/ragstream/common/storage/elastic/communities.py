@@ -1,4 +1,5 @@
-"""The Elasticsearch community store over the `<prefix>-communities` alias.
+"""The Elasticsearch community store over the `<prefix>-community-records` alias
+(`<prefix>-communities` is the reports' search collection).
 
 One document per community (`<workspace>/<id>`). Stage 2 writes a batch's changes with one
 bulk request and reads its own writes back by search (`list`, `of_entities`), so writes use
@@ -32,7 +33,7 @@ def _record(source: Mapping[str, Any]) -> CommunityRecord:
 
 
 class ElasticCommunityStore(AliasedStore):
-    ROLE = "communities"
+    ROLE = "community-records"
     DEFAULT_REFRESH = "wait_for"
 
     async def apply(

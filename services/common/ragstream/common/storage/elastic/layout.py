@@ -4,7 +4,7 @@ Every role has an alias `<prefix>-<role>`. Behind it:
 - chunks, entities, relations: `<prefix>-<role>-<model slug>-g<generation>`, one per
   embedding model and rebuild, so `ragstream reindex` builds the next generation beside
   the live one and then moves the aliases in one atomic request;
-- documents, mentions, llm-cache (no vectors): `<prefix>-<role>-v1`.
+- documents, mentions, llm-cache, community-records (no vectors): `<prefix>-<role>-v1`.
 A search store resolves the vector aliases at startup and then reads and writes the indices
 of its own model, following the aliases when a rebuild moves them to indices of that same
 model (follow.py): a process never mixes two models' vectors, and one still running the old
@@ -29,12 +29,14 @@ from ragstream.common.storage.elastic import mappings
 from ragstream.common.storage.elastic.model import ModelFingerprint, mismatch
 
 TEMPLATE_VERSION: Final = 1
-PLAIN_ROLES: Final = ("documents", "mentions", "llm-cache", "communities")
+# The community records' role is not "communities": that is the search collection of the
+# reports, whose alias and index pattern (`<prefix>-communities-*`) it would share.
+PLAIN_ROLES: Final = ("documents", "mentions", "llm-cache", "community-records")
 _PLAIN_MAPPINGS: Final[Mapping[str, dict[str, Any]]] = {
     "documents": mappings.DOCUMENTS_MAPPINGS,
     "mentions": mappings.MENTIONS_MAPPINGS,
     "llm-cache": mappings.CACHE_MAPPINGS,
-    "communities": mappings.COMMUNITIES_MAPPINGS,
+    "community-records": mappings.COMMUNITIES_MAPPINGS,
 }
 
 
