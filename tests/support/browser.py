@@ -18,7 +18,7 @@ import contextlib
 import itertools
 import json
 import subprocess
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -171,6 +171,18 @@ class Page:
             " e.focus(); e.value = ''; })()"
         )
         await self.send("Input.insertText", text=text)
+
+    async def set_files(self, selector: str, paths: Sequence[Path]) -> None:
+        """Chooses `paths` in the file input `selector` as the file dialog would: the page
+        gets the input's change event."""
+        root = await self.send("DOM.getDocument", depth=0)
+        found = await self.send(
+            "DOM.querySelector", nodeId=root["root"]["nodeId"], selector=selector
+        )
+        if not found.get("nodeId"):
+            raise BrowserError(f"nothing matches {selector}")
+        files = [str(path.resolve()) for path in paths]
+        await self.send("DOM.setFileInputFiles", files=files, nodeId=found["nodeId"])
 
     async def screenshot(self, path: Path) -> Path:
         shot = await self.send("Page.captureScreenshot", format="png")
