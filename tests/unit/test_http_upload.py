@@ -142,6 +142,33 @@ async def test_bad_forms_are_400_naming_the_field(port: tuple[str, Publishes]) -
     assert publishes.requests == []
 
 
+PART = (
+    b'--b\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\n\r\n'
+    b"hello\r\n--b--\r\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("content_type", "body", "said"),
+    [
+        ("multipart/form-data", PART, "boundary"),
+        ("multipart/form-data; boundary=b", PART[:30], "multipart/form-data"),
+        ("multipart/form-data; boundary=zz", PART, "boundary"),
+        ("multipart/form-data; boundary=b", PART.replace(b'"file"', b'"\xff\xfe"'), "field"),
+        ("multipart/form-data; boundary=b", PART.replace(b'"a.txt"', b'"\xff.txt"'), "UTF-8"),
+        ("multipart/form-data; boundary=b", PART.replace(b'; filename="a.txt"', b""), "file"),
+    ],
+    ids=["no-boundary", "truncated", "other-boundary", "binary-name", "binary-filename", "text"],
+)
+async def test_a_broken_multipart_body_is_400_never_5xx(
+    port: tuple[str, Publishes], content_type: str, body: bytes, said: str
+) -> None:
+    url, publishes = port
+    status, reply = await upload(url, body, {**UPLOAD, "content-type": content_type})
+    assert (status, reply["code"]) == (400, 3) and said in reply["message"], reply
+    assert publishes.requests == []
+
+
 async def test_a_body_over_the_limit_is_413_resource_exhausted(
     port: tuple[str, Publishes],
 ) -> None:

@@ -94,19 +94,25 @@ async def read_form(request: web.Request) -> Form:
     try:
         return await request.post()
     except (ValueError, RequestPayloadError) as exc:
-        violation = Violation("body", f"is not readable multipart/form-data: {exc}")
+        reason = " ".join(str(exc).split())
+        violation = Violation("body", f"is not readable multipart/form-data: {reason}")
         raise invalid([violation], "unreadable upload") from None
 
 
 def parse_form(form: Form) -> Upload:
-    unknown = [key for key in form if key not in FIELDS]
+    unknown = [printable(key) for key in form if key not in FIELDS]
     violations = [Violation(key, "is not a field of an upload") for key in unknown]
     files = [part for part in form.getall("file", []) if isinstance(part, FileField)]
     if len(files) != 1 or len(form.getall("file", [])) != 1:
         violations.append(Violation("file", "must be exactly one file part"))
+    elif not is_utf8(files[0].filename):
+        violations.append(Violation("file", "must have a UTF-8 file name"))
     texts = {key: form.get(key, "") for key in ("workspace", "doc_id", "version")}
-    if any(not isinstance(value, str) for value in texts.values()):
-        violations.append(Violation("workspace, doc_id, version", "must be text fields"))
+    violations += [
+        Violation(key, "must be a UTF-8 text field")
+        for key, value in texts.items()
+        if not isinstance(value, str) or not is_utf8(value)
+    ]
     version = str(texts["version"]).strip() or "0"
     if not re.fullmatch(r"\d{1,19}", version):
         violations.append(Violation("version", "must be a whole number, 0 or above"))
@@ -120,6 +126,20 @@ def parse_form(form: Form) -> Upload:
         filename=filename,
         field=files[0],
     )
+
+
+def is_utf8(text: str) -> bool:
+    """False for text holding bytes that did not decode (kept as lone surrogates)."""
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def printable(name: str) -> str:
+    """A field's name as a message can carry it: bytes that did not decode become U+FFFD."""
+    return name.encode(errors="surrogatepass").decode(errors="replace")
 
 
 def convert_upload(upload: Upload) -> Converted:
