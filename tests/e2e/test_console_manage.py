@@ -1,7 +1,7 @@
 """Managing the index from the web console in a real browser (headless Chromium): a PDF, a
 DOCX and an HTML file chosen in the console's file input are converted by the server,
 indexed, and their entities found in the graph over HTTP; a document deleted from the
-console leaves the graph, and comes back when its file is uploaded again; a file that
+console leaves the graph, and comes back when its file is dropped on the tab again; a file that
 cannot be indexed is refused 400 and the console says why; an older file is refused as
 stale unless sent with its row's "replace", which indexes its text.
 
@@ -126,8 +126,9 @@ async def check_delete(page: Page, base: str) -> None:
 
 
 async def check_restore(page: Page, base: str, files: dict[str, Path]) -> None:
-    """A file uploaded after its document was deleted brings it back, as `ingest` does."""
-    await page.set_files("#upload-files", [files["harrowgate.docx"]])
+    """A file uploaded after its document was deleted brings it back, as `ingest` does;
+    this one is dropped on the tab from outside the browser."""
+    await page.drop_files("#document-table", [files["harrowgate.docx"]])
     await page.wait_for(f"{count('#upload-results li.outcome-accepted')} === 4")
     await indexed(page, ["harrowgate.docx"])
     await found(base, "Osric Tamblyn")

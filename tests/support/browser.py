@@ -143,9 +143,9 @@ class Page:
                 raise BrowserError(f"still false after {timeout_s:.0f} s: {expression}")
             await asyncio.sleep(0.1)
 
-    async def click(self, selector: str) -> None:
-        """A real left click at the centre of the first element `selector` matches."""
-        box = await self.evaluate(
+    async def _centre(self, selector: str) -> dict[str, float]:
+        """The viewport coordinates of the element's centre, scrolled into view."""
+        box: dict[str, float] | None = await self.evaluate(
             f"(() => {{ const e = document.querySelector({json.dumps(selector)});"
             " if (!e) return null; e.scrollIntoView({block: 'center'});"
             " const r = e.getBoundingClientRect();"
@@ -153,6 +153,11 @@ class Page:
         )
         if box is None:
             raise BrowserError(f"nothing matches {selector}")
+        return box
+
+    async def click(self, selector: str) -> None:
+        """A real left click at the centre of the first element `selector` matches."""
+        box = await self._centre(selector)
         for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
             await self.send(
                 "Input.dispatchMouseEvent",
@@ -183,6 +188,14 @@ class Page:
             raise BrowserError(f"nothing matches {selector}")
         files = [str(path.resolve()) for path in paths]
         await self.send("DOM.setFileInputFiles", files=files, nodeId=found["nodeId"])
+
+    async def drop_files(self, selector: str, paths: Sequence[Path]) -> None:
+        """Drags `paths` from outside the browser and drops them at the centre of the first
+        element `selector` matches, as a user drops files from their file manager."""
+        box = await self._centre(selector)
+        data = {"items": [], "files": [str(p.resolve()) for p in paths], "dragOperationsMask": 1}
+        for kind in ("dragEnter", "dragOver", "drop"):
+            await self.send("Input.dispatchDragEvent", type=kind, data=data, **box)
 
     async def screenshot(self, path: Path) -> Path:
         shot = await self.send("Page.captureScreenshot", format="png")

@@ -135,8 +135,10 @@ async def test_bad_forms_are_400_naming_the_field(port: tuple[str, Publishes]) -
     no_file.add_field("workspace", "mine")
     no_file.add_field("doc_id", "x")
     cases.append((no_file, "file"))
+    cases.append((form("a.txt", b"text"), "grpc-timeout"))
     for body, field in cases:
-        status, reply = await upload(url, body, UPLOAD)
+        timeout = {"grpc-timeout": "soon"} if field == "grpc-timeout" else {}
+        status, reply = await upload(url, body, {**UPLOAD, **timeout})
         assert (status, reply["code"]) == (400, 3), reply
         assert reply["details"][0]["fieldViolations"][0]["field"] == field
     assert publishes.requests == []

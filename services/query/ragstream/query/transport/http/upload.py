@@ -34,7 +34,7 @@ from multidict import MultiDictProxy
 from ragstream.common.formats import ConversionError, Converted, convert
 from ragstream.query.transport.gate import Deadline, Gate
 from ragstream.query.transport.http.codec import to_json
-from ragstream.query.transport.http.routes import Route, deadline, options
+from ragstream.query.transport.http.routes import Handler, Route, deadline, options
 from ragstream.query.transport.http.status import refusal
 from ragstream.query.transport.rejections import Rejected, invalid
 from ragstream.query.transport.validation import Violation
@@ -67,7 +67,7 @@ def add_upload_route(app: web.Application, routes: Sequence[Route], gate: Gate) 
     app.router.add_route(hdrs.METH_OPTIONS, UPLOAD_PATH, options("POST, OPTIONS"))
 
 
-def uploader(publish: Route, gate: Gate) -> Any:
+def uploader(publish: Route, gate: Gate) -> Handler:
     async def handle(request: web.Request) -> web.StreamResponse:
         try:
             grant = gate.authenticate(request.headers.items())  # before reading the body
@@ -75,12 +75,13 @@ def uploader(publish: Route, gate: Gate) -> Any:
             named = publish_request(upload, "placeholder")
             gate.check(named, grant)  # the token's workspace and the doc id, before converting
             allowed = deadline(request.headers)
+            context = Deadline.after(allowed)  # converting spends the caller's time too
             running = gate.running(publish.rpc, allowed, gate.workspace(named))
             async with running:
                 converted = await asyncio.to_thread(convert_upload, upload)
                 message = publish_request(upload, converted.text, converted.metadata)
                 gate.check(message, grant)
-                reply = await publish.call(message, Deadline.after(allowed))
+                reply = await publish.call(message, context)
             return web.json_response({**to_json(reply), "converted": summary(converted)})
         except Rejected as rejected:
             return refusal(rejected)
