@@ -130,6 +130,7 @@ async def test_bad_forms_are_400_naming_the_field(port: tuple[str, Publishes]) -
         (form("a.txt", b"text", version="soon"), "version"),
         (form("a.txt", b"text", colour="red"), "colour"),
         (form("a.txt", b"text", doc_id="bad\u202eid"), "documents[0].doc_id"),
+        (form("long.txt", b"word " * 30_000), "documents[0].content"),  # over the text limit
     ]
     no_file = aiohttp.FormData(default_to_multipart=True)
     no_file.add_field("workspace", "mine")
