@@ -30,8 +30,8 @@ from pathlib import Path
 import docx
 import lxml.html
 
-from ragstream.cli.formats import convert
-from ragstream.cli.formats.html import _Text, tidy
+from ragstream.common.formats import convert
+from ragstream.common.formats.html import _Text, tidy
 from tests.support.documents import BLOG_ARTICLE, BLOG_BOILERPLATE, BLOG_PAGE, pdf_bytes
 
 CHARS_PER_PAGE = 3000

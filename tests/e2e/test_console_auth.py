@@ -1,7 +1,9 @@
 """The console with auth on, in headless Chromium: a token put in the address is dropped
 unread, the token typed in the page works and appears in no URL the page ever requests,
 and a refusal of the workspace (403) or of the token (401) clears every view, so nothing
-read with the previous token or workspace stays on screen."""
+read with the previous token or workspace stays on screen. An upload passes the same gate:
+sent with the token to its workspace it is accepted, to another workspace it is refused
+with the reason shown."""
 
 from __future__ import annotations
 
@@ -77,6 +79,14 @@ async def fill_every_view(page: Page) -> None:
     assert all(views[key] != empty for key, empty in CLEARED.items()), views
 
 
+async def upload(page: Page, file: Path, kind: str) -> str:
+    """Uploads `file` with the file input; the text of its line in the upload list."""
+    await page.set_files("#upload-files", [file])
+    line = f"#upload-results li.{kind}[data-file='{file.name}']"
+    text: str = await page.wait_for(f"document.querySelector({line!r})?.textContent")
+    return text
+
+
 async def test_auth_errors_clear_the_views_and_the_token_stays_out_of_urls(
     address: str, tmp_path: Path
 ) -> None:
@@ -92,11 +102,15 @@ async def test_auth_errors_clear_the_views_and_the_token_stays_out_of_urls(
         await enter(page, "token", TOKEN)
         await page.click("#tabs button[data-tab=documents]")
         await fill_every_view(page)
+        note = tmp_path / "visit-notes.md"
+        note.write_text("Ingrid Halvorsen visited the Ningbo laboratory in May 2025.\n")
+        assert "accepted" in await upload(page, note, "outcome-accepted")
         await enter(page, "workspace", OTHER)  # 403: the token does not grant it
         await page.wait_for("document.querySelectorAll('g.node').length === 0")
         await page.screenshot(OUTPUT / "after-403.png")
         assert await page.evaluate(EMPTY_VIEWS) == CLEARED
         assert OTHER in await page.evaluate("document.getElementById('error').textContent")
+        assert OTHER in await upload(page, note, "error")
 
         await enter(page, "workspace", GRANTED)
         await page.click("#tabs button[data-tab=documents]")

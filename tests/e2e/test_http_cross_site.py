@@ -1,7 +1,8 @@
 """Another site's page against the HTTP port of a server with auth off (the default), in
 headless Chromium: the page, served from another local port, tries every write a browser
 sends without asking the server first (text/plain and no-cors fetches, a beacon, forms
-whose text/plain body is valid JSON) and a JSON fetch that needs a CORS preflight. Each
+whose text/plain body is valid JSON, a multipart form and a no-cors fetch uploading a
+file) and a JSON fetch and an upload with its header, which need a CORS preflight. Each
 reaches the port and is refused; the API shows nothing published and nothing deleted. A
 forged Host header (DNS rebinding) is refused too, sent byte for byte over a socket.
 """
@@ -25,9 +26,10 @@ OUTPUT = REPO / "tests" / "output" / "cross-site"
 WORKSPACE = "default"
 VICTIM = "victim.md"
 ATTACKS = (Path(__file__).parent / "cross_site_attacks.js").read_text(encoding="utf-8")
-WRITES_SENT = 8
-"""POSTs ATTACKS sends to the port: four fetches, a beacon, three forms (the JSON fetch
-sends only its preflight, which is refused, so its POST never leaves the browser)."""
+WRITES_SENT = 10
+"""POSTs ATTACKS sends to the port: five fetches, a beacon, four forms (the JSON fetch and
+the upload with its header send only their preflights, which are refused, so their POSTs
+never leave the browser)."""
 
 
 @pytest.fixture
@@ -84,8 +86,8 @@ async def test_another_sites_page_cannot_publish_or_delete(
         outcomes = await page.evaluate(f"(\n{ATTACKS}\n)({json.dumps(target)})")
         received = await answers_to(page, target, WRITES_SENT)
     assert documents(address) == {VICTIM: "DOCUMENT_STATE_PROCESSED"}
-    assert outcomes[1:4] == ["opaque"] * 3  # no-cors: sent, the answer hidden from the page
-    assert all(o.startswith("rejected") for o in (outcomes[0], outcomes[4]))
+    assert outcomes[1:4] + outcomes[5:6] == ["opaque"] * 4  # no-cors: sent, answer hidden
+    assert all(o.startswith("rejected") for o in (outcomes[0], outcomes[4], outcomes[6]))
     assert {status for _, _, status in received} == {403}, received  # the Origin check
     assert {m for m, _, _ in received} <= {"POST", "OPTIONS"}
 

@@ -87,6 +87,14 @@ def check_list(status: int, body: str) -> None:
     assert status == 200 and len(reply["documents"]) == 5 and reply["nextPageToken"]
 
 
+def check_upload(status: int, body: str) -> None:
+    reply = ok(body)
+    [result] = reply["results"]
+    assert status == 200 and result["docId"] == "company-overview.md"
+    assert result["outcome"] == "PUBLISH_OUTCOME_DUPLICATE"
+    assert reply["converted"]["format"] == "markdown"
+
+
 def check_delete(status: int, body: str) -> None:
     assert status == 200 and ok(body)["results"][0]["docId"] == "notes/ningbo-visit.md"
 
@@ -135,6 +143,7 @@ CHECKS: dict[str, Check] = {
     "status": check_status,
     "progress": check_progress,
     "list": check_list,
+    "upload": check_upload,
     "delete": check_delete,
     "search entities": check_search,
     "entity": check_entity,
@@ -151,7 +160,13 @@ def run(command: str, address: str, out: Path) -> tuple[int, str]:
     shell += f" -o {out} -w '%{{http_code}}'"
     env = {k: v for k, v in os.environ.items() if k != "RAGSTREAM_TOKEN"}
     done = subprocess.run(
-        ["bash", "-c", shell], capture_output=True, text=True, timeout=120, env=env, check=False
+        ["bash", "-c", shell],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        check=False,
+        cwd=REPO,  # the examples name files of the repository
     )
     assert done.returncode == 0, f"{shell}\n{done.stderr}"
     return int(done.stdout), out.read_text(encoding="utf-8")

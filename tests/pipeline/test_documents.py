@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from ragstream.cli.formats import convert
 from ragstream.common.config import QueryDefaults, Settings
 from ragstream.common.events import DocumentChange
+from ragstream.common.formats import convert
 from ragstream.common.models import Collection, SearchFilter, SearchRecord
 from ragstream.common.timing import StageTimer
 from ragstream.query.main import build_engine

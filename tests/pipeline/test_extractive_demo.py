@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from ragstream.cli.demo_data import CORPUS, QUESTIONS
-from ragstream.cli.formats import convert
 from ragstream.common.config import QueryDefaults
 from ragstream.common.events import DocumentChange
+from ragstream.common.formats import convert
 from ragstream.common.models import SearchFilter
 from ragstream.common.timing import StageTimer
 from ragstream.query.engine import QueryEngine

@@ -18,7 +18,7 @@ import contextlib
 import itertools
 import json
 import subprocess
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -143,9 +143,9 @@ class Page:
                 raise BrowserError(f"still false after {timeout_s:.0f} s: {expression}")
             await asyncio.sleep(0.1)
 
-    async def click(self, selector: str) -> None:
-        """A real left click at the centre of the first element `selector` matches."""
-        box = await self.evaluate(
+    async def _centre(self, selector: str) -> dict[str, float]:
+        """The viewport coordinates of the element's centre, scrolled into view."""
+        box: dict[str, float] | None = await self.evaluate(
             f"(() => {{ const e = document.querySelector({json.dumps(selector)});"
             " if (!e) return null; e.scrollIntoView({block: 'center'});"
             " const r = e.getBoundingClientRect();"
@@ -153,6 +153,11 @@ class Page:
         )
         if box is None:
             raise BrowserError(f"nothing matches {selector}")
+        return box
+
+    async def click(self, selector: str) -> None:
+        """A real left click at the centre of the first element `selector` matches."""
+        box = await self._centre(selector)
         for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
             await self.send(
                 "Input.dispatchMouseEvent",
@@ -171,6 +176,26 @@ class Page:
             " e.focus(); e.value = ''; })()"
         )
         await self.send("Input.insertText", text=text)
+
+    async def set_files(self, selector: str, paths: Sequence[Path]) -> None:
+        """Chooses `paths` in the file input `selector` as the file dialog would: the page
+        gets the input's change event."""
+        root = await self.send("DOM.getDocument", depth=0)
+        found = await self.send(
+            "DOM.querySelector", nodeId=root["root"]["nodeId"], selector=selector
+        )
+        if not found.get("nodeId"):
+            raise BrowserError(f"nothing matches {selector}")
+        files = [str(path.resolve()) for path in paths]
+        await self.send("DOM.setFileInputFiles", files=files, nodeId=found["nodeId"])
+
+    async def drop_files(self, selector: str, paths: Sequence[Path]) -> None:
+        """Drags `paths` from outside the browser and drops them at the centre of the first
+        element `selector` matches, as a user drops files from their file manager."""
+        box = await self._centre(selector)
+        data = {"items": [], "files": [str(p.resolve()) for p in paths], "dragOperationsMask": 1}
+        for kind in ("dragEnter", "dragOver", "drop"):
+            await self.send("Input.dispatchDragEvent", type=kind, data=data, **box)
 
     async def screenshot(self, path: Path) -> Path:
         shot = await self.send("Page.captureScreenshot", format="png")

@@ -6,7 +6,7 @@ import pytest
 from pypdf import PdfWriter
 
 from ragstream.cli.files import read_all
-from ragstream.cli.formats import ConversionError, convert
+from ragstream.common.formats import ConversionError, convert
 from tests.support.documents import (
     BLOG_ARTICLE,
     BLOG_BOILERPLATE,

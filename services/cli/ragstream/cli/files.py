@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ragstream.cli.formats import CONVERTED_SUFFIXES, ConversionError, convert
+from ragstream.common.formats import CONVERTED_SUFFIXES, ConversionError, convert
 
 MAX_FILE_BYTES = 10_000_000
 """Text files; the server's default limit on a document's content."""

@@ -68,7 +68,7 @@ CHUNKER_VERSION = 3
 """Changes whenever the same text and settings would be cut differently (2: the average body
 matches fixed windows, chunks up to the ceiling; 3: pages are chunked apart)."""
 PAGE_BREAK = "\f"
-"""How converters mark a page's end (ragstream/cli/formats/structure.py)."""
+"""How converters mark a page's end (ragstream/common/formats/structure.py)."""
 
 WINDOW_SHARE = 0.7
 """`window` as a share of the average body, chosen for the fixed windows' chunk count."""

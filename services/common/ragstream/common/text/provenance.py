@@ -1,6 +1,6 @@
 """Where each chunk lies in its document: character offsets, page numbers and section path.
 
-Converters write structure in one shape (ragstream/cli/formats/structure.py): a form feed
+Converters write structure in one shape (ragstream/common/formats/structure.py): a form feed
 between pages and Markdown `#` headings. A chunk's pages are counted from the form feeds
 before its first and last characters; its section is the heading path in force where its
 own text begins: at its first heading when it holds one (a chunk that opens with the overlap

@@ -16,6 +16,14 @@ writes, layered so that a proxy that drops one header does not open the port:
 - A POST says `Content-Type: application/json`, else 415: a page sends that type to another
   origin only after a CORS preflight, which only the CORS origins pass.
 
+The upload route (`upload.py`) is the one exception, deliberately narrow: it takes
+`multipart/form-data`, the type of a form post, which any page may send anywhere without a
+preflight. So it takes it only with an `X-Ragstream-Upload` header (any value), which no
+form can send and which a page's fetch sends to another origin only after a preflight that
+no origin passes (the header is not among the CORS allowed headers); and when an Origin is
+sent it must be the port itself, a CORS origin included: uploads come from the console or
+from clients that are not browsers. Either check alone stops a forged upload.
+
 Every response also carries headers that keep pages from framing the console or sniffing a
 type into an answer, and a Content-Security-Policy under which the console runs only its own
 script and style files (no inline script, nothing from elsewhere).
@@ -35,6 +43,7 @@ from google.rpc import code_pb2
 
 from ragstream.query.transport.http.middleware import API_PREFIX, Handler
 from ragstream.query.transport.http.status import status_response
+from ragstream.query.transport.http.upload import UPLOAD_HEADER, UPLOAD_PATH
 
 SECURITY_HEADERS = {
     "Content-Security-Policy": (
@@ -46,6 +55,7 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "no-referrer",
 }
 JSON = "application/json"
+MULTIPART = "multipart/form-data"
 _HOST = re.compile(r"^(?:\[(?P<ipv6>[0-9A-Fa-f:.]+)\]|(?P<name>[^\s:\[\]/@]+))(?::\d{1,5})?$")
 
 
@@ -127,19 +137,52 @@ def guard(hosts: Hosts, cors_origins: Sequence[str]) -> Middleware:
                 "neither this port nor one of server.http_cors_origins",
             )
         routed = request.match_info.http_exception is None
-        if routed and request.method == hdrs.METH_POST and request.content_type != JSON:
-            return status_response(
-                415,
-                code_pb2.INVALID_ARGUMENT,  # google.rpc has no code of its own for a media type
-                f"a POST body must be sent as Content-Type: {JSON}",
-            )
-        return None
+        return body_refusal(request, origin, host) if routed else None
 
     @web.middleware
     async def guarded(request: web.Request, handler: Handler) -> web.StreamResponse:
         return refusal(request) or await handler(request)
 
     return guarded
+
+
+def body_refusal(request: web.Request, origin: str | None, host: str | None) -> web.Response | None:
+    """A POST's body type: JSON, except on the upload route (module docstring)."""
+    if request.method != hdrs.METH_POST:
+        return None
+    if request.path == UPLOAD_PATH:
+        return upload_refusal(request, origin, host)
+    return unsupported(JSON) if request.content_type != JSON else None
+
+
+def unsupported(media_type: str) -> web.Response:
+    return status_response(
+        415,
+        code_pb2.INVALID_ARGUMENT,  # google.rpc has no code of its own for a media type
+        f"a POST body to this route must be sent as Content-Type: {media_type}",
+    )
+
+
+def upload_refusal(
+    request: web.Request, origin: str | None, host: str | None
+) -> web.Response | None:
+    """The upload route's rules (module docstring): a form body, the header, no other origin."""
+    if request.content_type != MULTIPART:
+        return unsupported(MULTIPART)
+    if origin is not None and not same_origin(origin, host):
+        return status_response(
+            403,
+            code_pb2.PERMISSION_DENIED,
+            "uploads come from this port's own console only: the Origin header is another",
+        )
+    if UPLOAD_HEADER not in request.headers:
+        return status_response(
+            403,
+            code_pb2.PERMISSION_DENIED,
+            f"an upload must carry the {UPLOAD_HEADER} header (any value), which a form "
+            "on another site cannot send",
+        )
+    return None
 
 
 async def add_security_headers(request: web.Request, response: web.StreamResponse) -> None:

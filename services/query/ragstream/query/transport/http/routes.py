@@ -160,9 +160,12 @@ def options(methods: str) -> Handler:
 
 
 def add_routes(app: web.Application, routes: list[Route], gate: Gate) -> None:
-    from ragstream.query.transport.http.chat import add_chat_routes  # it imports this module
+    # Each imports this module.
+    from ragstream.query.transport.http.chat import add_chat_routes
+    from ragstream.query.transport.http.upload import add_upload_route
 
     add_chat_routes(app, routes, gate)
+    add_upload_route(app, routes, gate)
     for route in routes:
         handle = handler(route, gate)
         app.router.add_post(route.path, handle)

@@ -74,6 +74,21 @@ export async function post(path, body) {
   return response.json();
 }
 
+// POSTs a form (multipart/form-data, its boundary set by the browser) with the workspace;
+// the upload header is what the server requires of a form body (http/browser.py).
+export async function postForm(path, fields) {
+  const form = new FormData();
+  form.append("workspace", workspace());
+  for (const [key, value] of Object.entries(fields)) form.append(key, value);
+  const response = await fetch(path, {
+    method: "POST",
+    headers: { ...headers(false), "x-ragstream-upload": "console" },
+    body: form,
+  });
+  if (!response.ok) throw await failure(response);
+  return response.json();
+}
+
 // POSTs `body` and calls onEvent(name, data) for each server-sent event, in order.
 export async function stream(path, body, onEvent) {
   const response = await fetch(path, {

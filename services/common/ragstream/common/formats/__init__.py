@@ -20,27 +20,27 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from ragstream.cli.formats.errors import ConversionError, Converted
-from ragstream.cli.formats.markdown import markdown_document
-from ragstream.cli.formats.text import decode_text, one_line
+from ragstream.common.formats.errors import ConversionError, Converted
+from ragstream.common.formats.markdown import markdown_document
+from ragstream.common.formats.text import decode_text, one_line
 
 __all__ = ["CONVERTED_SUFFIXES", "ConversionError", "Converted", "convert"]
 
 
 def _pdf(data: bytes) -> Converted:
-    from ragstream.cli.formats.pdf import pdf_document  # pypdf loads only when a PDF comes
+    from ragstream.common.formats.pdf import pdf_document  # pypdf loads only when a PDF comes
 
     return pdf_document(data)
 
 
 def _docx(data: bytes) -> Converted:
-    from ragstream.cli.formats.docx import docx_document  # python-docx and lxml likewise
+    from ragstream.common.formats.docx import docx_document  # python-docx and lxml likewise
 
     return docx_document(data)
 
 
 def _html(data: bytes) -> Converted:
-    from ragstream.cli.formats.html import html_document  # trafilatura likewise
+    from ragstream.common.formats.html import html_document  # trafilatura likewise
 
     return html_document(data)
 

@@ -15,9 +15,9 @@ import logging
 from pypdf import PdfReader
 from pypdf.errors import DependencyError, PyPdfError
 
-from ragstream.cli.formats.errors import ConversionError, Converted
-from ragstream.cli.formats.structure import PAGE_BREAK
-from ragstream.cli.formats.text import clean, one_line
+from ragstream.common.formats.errors import ConversionError, Converted
+from ragstream.common.formats.structure import PAGE_BREAK
+from ragstream.common.formats.text import clean, one_line
 
 # pypdf logs each repair it makes while reading a damaged file; the caller reports the file
 # once, as unreadable or not, and these lines would only interleave with that report.

@@ -20,9 +20,9 @@ import docx
 from docx.table import Table
 from docx.text.paragraph import Paragraph
 
-from ragstream.cli.formats.errors import ConversionError, Converted
-from ragstream.cli.formats.structure import PAGE_BREAK, markdown_heading, markdown_table
-from ragstream.cli.formats.text import clean, one_line
+from ragstream.common.formats.errors import ConversionError, Converted
+from ragstream.common.formats.structure import PAGE_BREAK, markdown_heading, markdown_table
+from ragstream.common.formats.text import clean, one_line
 
 APP_PAGES = "{http://schemas.openxmlformats.org/officeDocument/2006/extended-properties}Pages"
 TITLE_STYLES = ("Title", "Heading 1")

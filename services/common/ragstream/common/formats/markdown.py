@@ -15,8 +15,8 @@ import re
 
 import yaml
 
-from ragstream.cli.formats.errors import ConversionError, Converted
-from ragstream.cli.formats.text import decode_text, one_line
+from ragstream.common.formats.errors import ConversionError, Converted
+from ragstream.common.formats.text import decode_text, one_line
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 _HEADING = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.MULTILINE)

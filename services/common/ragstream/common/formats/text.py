@@ -12,7 +12,7 @@ from __future__ import annotations
 import codecs
 import re
 
-from ragstream.cli.formats.errors import ConversionError
+from ragstream.common.formats.errors import ConversionError
 
 BOMS = (
     (codecs.BOM_UTF32_LE, "utf-32"),  # before UTF-16 LE, whose BOM it starts with

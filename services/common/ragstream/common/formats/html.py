@@ -25,9 +25,9 @@ from html.parser import HTMLParser
 import trafilatura
 from trafilatura.metadata import extract_metadata
 
-from ragstream.cli.formats.errors import ConversionError, Converted
-from ragstream.cli.formats.structure import markdown_table
-from ragstream.cli.formats.text import bom_encoding, clean, decode_text, one_line
+from ragstream.common.formats.errors import ConversionError, Converted
+from ragstream.common.formats.structure import markdown_table
+from ragstream.common.formats.text import bom_encoding, clean, decode_text, one_line
 
 # trafilatura and htmldate log what they could not find on a page; the page's text is
 # reported once by the caller, and these lines would only interleave with that report.
