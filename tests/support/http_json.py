@@ -10,8 +10,8 @@ import urllib.error
 import urllib.request
 from typing import Any
 
+from ragstream.cli import demo_data
 from ragstream.cli.files import read_all
-from tests.support.server import REPO
 
 
 def call(address: str, path: str, body: Any = None, token: str | None = None) -> tuple[int, Any]:
@@ -52,7 +52,7 @@ def publish(
 
 def demo_documents(*names: str) -> dict[str, str]:
     """{doc id: content} of the named files of the demo corpus."""
-    documents, _ = read_all([REPO / "demo" / "corpus"])
+    documents, _ = read_all([demo_data.CORPUS])
     return {d.doc_id: d.content for d in documents if d.doc_id in names}
 
 
