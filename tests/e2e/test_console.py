@@ -8,7 +8,9 @@ artifact), beside the browser's log.
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -103,13 +105,19 @@ async def check_expansion(page: Page, before: int) -> None:
     assert await page.evaluate(count("#details .chunk")) >= 1
 
 
+@contextlib.asynccontextmanager
+async def console(server: ServeProcess, tmp_path: Path, log: str, tab: str) -> AsyncIterator[Page]:
+    """A browser showing the console's `tab` on the demo workspace; its log in OUTPUT."""
+    OUTPUT.mkdir(parents=True, exist_ok=True)
+    async with chromium(tmp_path / "profile", OUTPUT / log) as page:
+        await page.goto(f"http://{server.http_address}/?workspace={DEMO_WORKSPACE}&tab={tab}")
+        yield page
+
+
 async def test_the_console_answers_draws_and_expands(
     demo_http_server: ServeProcess, tmp_path: Path
 ) -> None:
-    base = f"http://{demo_http_server.http_address}/?workspace={DEMO_WORKSPACE}"
-    OUTPUT.mkdir(parents=True, exist_ok=True)
-    async with chromium(tmp_path / "profile", OUTPUT / "chromium.log") as page:
-        await page.goto(base)
+    async with console(demo_http_server, tmp_path, "chromium.log", "documents") as page:
         await check_documents(page)
         await page.screenshot(OUTPUT / "documents.png")
         await check_query(page)

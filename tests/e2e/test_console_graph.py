@@ -16,12 +16,11 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import DEMO_WORKSPACE
-from tests.support.browser import Page, chromium
-from tests.support.server import REPO, ServeProcess
+from tests.e2e.test_console import OUTPUT, console
+from tests.support.browser import Page
+from tests.support.server import ServeProcess
 
 pytestmark = pytest.mark.e2e
-OUTPUT = REPO / "tests" / "output" / "console"
 HUB = "halvorsen aquatics"
 VIEW = "window.ragstreamGraph"
 CJK = r"/[\u3400-\u9fff]/"
@@ -196,10 +195,7 @@ async def check_search_and_hover(page: Page) -> None:
 async def test_the_graph_explorer_draws_legibly_and_shows_communities(
     demo_http_server: ServeProcess, tmp_path: Path
 ) -> None:
-    base = f"http://{demo_http_server.http_address}/?workspace={DEMO_WORKSPACE}&tab=graph"
-    OUTPUT.mkdir(parents=True, exist_ok=True)
-    async with chromium(tmp_path / "profile", OUTPUT / "chromium-graph.log") as page:
-        await page.goto(base)
+    async with console(demo_http_server, tmp_path, "chromium-graph.log", "graph") as page:
         await open_best_connected(page)
         await page.screenshot(OUTPUT / "graph-depth-2.png")
         await check_labels_and_legend(page)
