@@ -38,7 +38,7 @@ GLYPHS = f"""(() => {{
   // code point no font has (what the label would look like if no font had those either).
   const ink = {INK};
   const view = {VIEW};
-  const box = view.labelBoxes().find((b) => {CJK}.test(b.label));
+  const box = view.labelBoxes().find((b) => !b.selected && {CJK}.test(b.label));
   const shown = ink(view.labelCanvas(), box.x, box.y, box.width, box.height);
   const draw = (text) => {{
     const canvas = document.createElement('canvas');
@@ -103,8 +103,11 @@ async def check_labels_and_legend(page: Page) -> None:
     boxes: list[dict[str, Any]] = await page.evaluate(f"{VIEW}.labelBoxes()")
     assert len(boxes) >= 15, boxes
     assert await page.evaluate(OVERLAPS) == []
+    # The selected node's label, in its box on sigma's hover layer, and those sigma's
+    # label grid chose to show.
+    assert [b["key"] for b in boxes if b.get("selected")] == [HUB]
     shown = await page.evaluate(f"[...{VIEW}.renderer.displayedNodeLabels]")
-    assert {b["key"] for b in boxes} <= set(shown)  # boxes of labels sigma chose to show
+    assert {b["key"] for b in boxes if not b.get("selected")} <= set(shown)
     types = await page.evaluate(f"Object.keys({VIEW}.types())")
     legend = await page.evaluate(
         "[...document.querySelectorAll('.legend-types input')].map(i => i.dataset.type)"

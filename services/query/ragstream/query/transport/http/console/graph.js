@@ -38,7 +38,7 @@ export class GraphView {
     this.focus = null; // keys to highlight (a community, a search), the rest dimmed
     this.selected = null;
     this.hoveredEdge = null;
-    this.labels = []; // the label boxes drawn in the last frame
+    this.labels = []; // the label boxes drawn in the last frame, the selected one first
     this.renderer = new Sigma(this.graph, container, {
       allowInvalidContainer: true, // the Graph tab is hidden when the page starts
       renderEdgeLabels: true,
@@ -57,7 +57,10 @@ export class GraphView {
       nodeReducer: (key, data) => this.nodeLook(key, data),
       edgeReducer: (key, data) => this.edgeLook(key, data),
     });
-    this.renderer.on("beforeRender", () => (this.labels = []));
+    this.renderer.on("beforeRender", () => {
+      this.labels = [];
+      this.reserved = false;
+    });
     this.renderer.on("clickNode", ({ node }) => onNode(node));
     this.renderer.on("clickEdge", ({ edge }) => onEdge(this.graph.source(edge), this.graph.target(edge)));
     this.renderer.on("enterEdge", ({ edge }) => this.hoverEdge(edge));
@@ -70,6 +73,7 @@ export class GraphView {
   // drawer then skips any label that would touch one already drawn in the frame, and keeps
   // the boxes it drew (CSS pixels, relative to the container) for `labelBoxes`.
   drawLabel(context, data, settings) {
+    if (!this.reserved) this.reserveSelected(context, settings);
     if (!data.label) return;
     context.font = `${settings.labelWeight} ${settings.labelSize}px ${settings.labelFont}`;
     const metrics = context.measureText(data.label);
@@ -84,6 +88,22 @@ export class GraphView {
     if (this.labels.some((drawn) => intersects(drawn, box))) return;
     this.labels.push(box);
     drawDiscNodeLabel(context, data, settings);
+  }
+
+  // sigma draws the selected (highlighted) node's label on its hover layer, in a white box
+  // round the node (drawDiscNodeHover's geometry below); the box is taken first in each
+  // frame, so no other label runs under it.
+  reserveSelected(context, settings) {
+    this.reserved = true;
+    const key = this.selected;
+    const data = key && this.graph.hasNode(key) ? this.renderer.getNodeDisplayData(key) : null;
+    if (!data || data.hidden || !data.label) return;
+    const at = this.renderer.framedGraphToViewport(data);
+    const radius = Math.max(this.renderer.scaleSize(data.size), settings.labelSize / 2) + 2;
+    const half = Math.max(radius, settings.labelSize / 2 + 2);
+    context.font = `${settings.labelWeight} ${settings.labelSize}px ${settings.labelFont}`;
+    const width = 2 * radius + Math.round(context.measureText(data.label).width + 5);
+    this.labels.push({ key, label: data.label, x: at.x - radius, y: at.y - half, width, height: 2 * half, selected: true });
   }
 
   nodeLook(key, data) {
