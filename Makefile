@@ -10,7 +10,7 @@ TOOLS := .cache/tools
 DATA ?= $(abspath ../shared/data)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: setup lock proto lint test demo bench clean
+.PHONY: setup lock proto console lint test demo bench clean
 
 setup: $(STAMP) $(GEN)/__init__.py
 
@@ -39,6 +39,11 @@ proto: $(STAMP)
 	bash scripts/gen-proto.sh
 	bash scripts/gen-go.sh
 	bash scripts/buf.sh lint
+
+# The console's vendored graph libraries, rebuilt from tools/console/package-lock.json;
+# commit the lock and the console's vendor/ folder together.
+console:
+	bash tools/console/build.sh
 
 lint: setup
 	$(BIN)/ruff check .

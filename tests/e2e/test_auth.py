@@ -288,6 +288,9 @@ def test_the_http_port_takes_the_same_tokens_and_grants(
     assert http(server, stats, ALPHA)[0] == 200
     assert http(server, stats, BETA)[0] == 403
     assert http(server, "/v1/documents/status?workspace=beta&docIds=recall.md", ALPHA)[0] == 403
+    for reads in ("communities?", "community?communityId=c1&", "entity/communities?name=x&"):
+        path = f"/v1/graph/{reads}workspace=alpha"
+        assert [http(server, path, token)[0] for token in (BETA, None)] == [403, 401]
     # The console's page holds no data: it loads without a token, its calls need one.
     with urllib.request.urlopen(f"http://{server.http_address}/", timeout=30) as page:
         assert page.status == 200 and b"ragstream" in page.read()

@@ -29,7 +29,9 @@ EMPTY_VIEWS = """({
   chunks: document.querySelectorAll('#context-chunks .chunk').length,
   references: document.querySelectorAll('#references li').length,
   timings: document.querySelectorAll('#timings tr').length,
-  nodes: document.querySelectorAll('g.node').length,
+  nodes: window.ragstreamGraph.graph.order,
+  legend: document.querySelectorAll('#graph-legend li').length,
+  communities: document.querySelectorAll('#community-list li').length,
   details: document.getElementById('details').textContent,
 })"""
 CLEARED = {
@@ -40,6 +42,8 @@ CLEARED = {
     "references": 0,
     "timings": 0,
     "nodes": 0,
+    "legend": 0,
+    "communities": 0,
     "details": "Nothing selected.",
 }
 
@@ -73,8 +77,9 @@ async def fill_every_view(page: Page) -> None:
     await page.click("#tabs button[data-tab=graph]")
     await page.type("#entity-query", "Halvorsen")
     await page.click("#entity-form button[type=submit]")
-    await page.wait_for("document.querySelectorAll('g.node').length > 0")
+    await page.wait_for("window.ragstreamGraph.graph.order > 0")
     await page.wait_for("document.querySelector('#details h3') !== null")
+    await page.wait_for("document.querySelectorAll('#community-list li').length > 0")
     views = await page.evaluate(EMPTY_VIEWS)
     assert all(views[key] != empty for key, empty in CLEARED.items()), views
 
@@ -106,7 +111,7 @@ async def test_auth_errors_clear_the_views_and_the_token_stays_out_of_urls(
         note.write_text("Ingrid Halvorsen visited the Ningbo laboratory in May 2025.\n")
         assert "accepted" in await upload(page, note, "outcome-accepted")
         await enter(page, "workspace", OTHER)  # 403: the token does not grant it
-        await page.wait_for("document.querySelectorAll('g.node').length === 0")
+        await page.wait_for("window.ragstreamGraph.graph.order === 0")
         await page.screenshot(OUTPUT / "after-403.png")
         assert await page.evaluate(EMPTY_VIEWS) == CLEARED
         assert OTHER in await page.evaluate("document.getElementById('error').textContent")
@@ -116,7 +121,7 @@ async def test_auth_errors_clear_the_views_and_the_token_stays_out_of_urls(
         await page.click("#tabs button[data-tab=documents]")
         await fill_every_view(page)
         await enter(page, "token", "not-a-token")  # 401
-        await page.wait_for("document.querySelectorAll('g.node').length === 0")
+        await page.wait_for("window.ragstreamGraph.graph.order === 0")
         assert await page.evaluate(EMPTY_VIEWS) == CLEARED
         stored = await page.evaluate("sessionStorage.getItem('ragstream.token')")
         requested = [url for _, url, _ in page.responses if url != typed]

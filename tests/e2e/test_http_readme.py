@@ -129,6 +129,28 @@ def check_stats(status: int, body: str) -> None:
     assert reply["topEntities"][0]["name"] == "Halvorsen Aquatics"
 
 
+def check_communities(status: int, body: str) -> None:
+    communities = ok(body)["communities"]
+    assert status == 200 and 3 <= len(communities) <= 10 and communities[0]["level"] == 0
+    ratings = [c["report"]["rating"] for c in communities]
+    assert ratings == sorted(ratings, reverse=True)
+    assert all(c["report"]["title"] and c["report"]["summary"] for c in communities)
+
+
+def check_community(status: int, body: str) -> None:
+    community = ok(body)["community"]
+    assert status == 200 and community["level"] == 0
+    assert "skjervik havbruk" in community["entityKeys"]
+    assert len(community["entityKeys"]) == community["size"]
+    assert community["report"]["summary"] and community["report"]["findings"]
+
+
+def check_entity_communities(status: int, body: str) -> None:
+    reply = ok(body)
+    assert status == 200 and reply["entityKey"] == "tern s3" and reply["communities"]
+    assert [c["level"] for c in reply["communities"]] == list(range(len(reply["communities"])))
+
+
 def check_invalid(status: int, body: str) -> None:
     reply = ok(body)
     assert status == 400 and reply["code"] == 3
@@ -150,6 +172,9 @@ CHECKS: dict[str, Check] = {
     "relation": check_relation,
     "neighbourhood": check_neighbourhood,
     "stats": check_stats,
+    "communities": check_communities,
+    "community": check_community,
+    "entity communities": check_entity_communities,
     "invalid body": check_invalid,
 }
 

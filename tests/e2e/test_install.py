@@ -62,15 +62,16 @@ def test_pip_install_alone_runs_the_demo_offline(tmp_path: Path) -> None:
     )  # fmt: skip
     assert install.returncode == 0, install.stdout + install.stderr
     listing = "import json; from ragstream.query.transport.http.server import CONSOLE; "
-    listing += "print(json.dumps(sorted(p.name for p in CONSOLE.iterdir())))"
+    listing += "print(json.dumps(sorted(str(p.relative_to(CONSOLE)) for p in CONSOLE.rglob('*'))))"
     console = subprocess.run(
         [str(python), "-c", listing], cwd=tmp_path, env=env, capture_output=True, text=True,
         timeout=60, check=False,
     )  # fmt: skip
     assert console.returncode == 0, console.stderr
-    assert {"index.html", "main.js", "graphview.js", "console.css"} <= set(
-        json.loads(console.stdout)
-    )
+    shipped = set(json.loads(console.stdout))
+    assert {"index.html", "main.js", "graph.js", "console.css", "vendor/graph-libs.js"} <= shipped
+    licences = {p for p in shipped if p.startswith("vendor/licences/")}
+    assert any("sigma-" in p for p in licences) and any("graphology-" in p for p in licences)
     empty = tmp_path / "elsewhere"
     empty.mkdir()
     demo = offline(

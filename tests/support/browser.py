@@ -158,16 +158,24 @@ class Page:
     async def click(self, selector: str) -> None:
         """A real left click at the centre of the first element `selector` matches."""
         box = await self._centre(selector)
+        await self.click_at(box["x"], box["y"])
+
+    async def click_at(self, x: float, y: float) -> None:
+        """A real left click at (x, y), CSS pixels from the viewport's top left."""
         for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
             await self.send(
                 "Input.dispatchMouseEvent",
                 type=kind,
-                x=box["x"],
-                y=box["y"],
+                x=x,
+                y=y,
                 button="left",
                 buttons=0 if kind == "mouseMoved" else 1,
                 clickCount=1,
             )
+
+    async def hover_at(self, x: float, y: float) -> None:
+        """Moves the mouse to (x, y), with no button down."""
+        await self.send("Input.dispatchMouseEvent", type="mouseMoved", x=x, y=y, buttons=0)
 
     async def type(self, selector: str, text: str) -> None:
         """Focuses the field, clears it, and types `text` as keyboard input would."""

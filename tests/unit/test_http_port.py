@@ -181,7 +181,7 @@ async def test_the_console_and_unknown_routes(
     session, base, _ = client
     async with session.get(f"{base}/") as page:
         assert page.content_type == "text/html" and "graph-view" in await page.text()
-    for script in ("main.js", "api.js", "graphview.js", "explorer.js"):
+    for script in ("main.js", "api.js", "graph.js", "explorer.js", "vendor/graph-libs.js"):
         async with session.get(f"{base}/console/{script}") as reply:
             assert reply.status == 200 and "javascript" in reply.content_type
     async with session.get(f"{base}/v1/nothing") as missing:

@@ -45,6 +45,9 @@ ROUTES: tuple[tuple[str, str, str], ...] = (
     ("/v1/graph/relation", "GraphService", "GetRelation"),
     ("/v1/graph/neighbourhood", "GraphService", "GetNeighbourhood"),
     ("/v1/graph/stats", "GraphService", "GetGraphStats"),
+    ("/v1/graph/communities", "GraphService", "ListCommunities"),
+    ("/v1/graph/community", "GraphService", "GetCommunity"),
+    ("/v1/graph/entity/communities", "GraphService", "GetEntityCommunities"),
 )
 """(path, service, method). Every route takes POST with a JSON body; the reads (the methods
 in READS) also take GET with the request's fields as query parameters."""
@@ -58,6 +61,9 @@ READS = frozenset(
         "GetRelation",
         "GetNeighbourhood",
         "GetGraphStats",
+        "ListCommunities",
+        "GetCommunity",
+        "GetEntityCommunities",
     }
 )
 _FILES = {"QueryService": query_pb2, "IngestService": ingest_pb2, "GraphService": graph_pb2}
