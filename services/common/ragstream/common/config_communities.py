@@ -17,6 +17,12 @@ class CommunitiesConfig(BaseModel):
     """Modularity's resolution: higher gives more, smaller communities."""
     seed: int = Field(0xDECAF, ge=0)
     """Leiden's seed: a rebuild of the same graph is the same partition."""
+    exact_max_entities: int = Field(50_000, ge=0, le=10_000_000)
+    """Up to this many related entities in a workspace, every batch rebuilds its communities
+    from the whole graph (seeded Leiden over the edges sorted by key, ids from content): the
+    communities are then a function of the graph alone, the same whatever the order of the
+    events. Above it, the frontier update from the previous partition (cheaper, but its
+    result depends on the batches' history), bounded by `max_drift`."""
     max_drift: float = Field(0.02, ge=0.0, le=1.0)
     """How far the incremental partition's modularity may fall below a rebuild's of the
     same graph (relative) before the rebuild replaces it."""

@@ -115,9 +115,11 @@ def _induced_each(graph: WeightedGraph, drafts: list[Draft]) -> list[WeightedGra
 
 
 def content_id(level: int, members: Iterable[str]) -> str:
-    """A new community's id: a function of its level and members, so a rebuild from nothing
-    names the same communities the same way whatever order the events came in."""
-    text = f"{level}\n" + "\n".join(sorted(members))
+    """A new community's id: a function of its level and its least member key (the
+    communities of a level are disjoint, so no two share it). A rebuild from nothing names
+    the same communities the same way whatever order the events came in, and a community
+    keeps its id through changes of membership that keep its least member."""
+    text = f"{level}\n{min(members)}"
     return "c" + hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
@@ -134,13 +136,19 @@ def assign_ids(drafts: list[Draft], previous: Partition, keep: float = 0.5) -> P
         for i in chosen:
             if not ids[i]:
                 new = content_id(level, drafts[i].members)
-                ids[i] = new if new not in taken else content_id(level, [new, *drafts[i].members])
+                ids[i] = new if new not in taken else _unique(level, drafts[i].members)
                 taken.add(ids[i])
     out = Partition()
     for i, d in enumerate(drafts):
         parent = ids[d.parent] if d.parent >= 0 else ""
         out.communities[ids[i]] = Community(ids[i], d.level, parent, d.members)
     return out
+
+
+def _unique(level: int, members: Iterable[str]) -> str:
+    """An id for a draft whose least member names a community that kept an older id."""
+    text = f"{level}\n" + "\n".join(sorted(members))
+    return "c" + hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
 def _matches(

@@ -7,8 +7,12 @@ workspace's first batch: later batches read only the touched entities and relati
 touched keys are state-based: an entity or relation is what the graph store holds now, and
 one that is gone is dropped with its edges, so replays and repeats change nothing.
 
-Every `check_every` batches the partition is compared with a seeded rebuild of the same
-graph (modularity logged); past `max_drift` the rebuild replaces it, ids carried over.
+Up to `exact_max_entities` related entities, every batch that changed the graph rebuilds the
+partition from the whole graph (seeded, edges sorted, content ids): exact under the stream,
+the same communities whatever the order of the events (DESIGN.md section 8). A larger graph
+is re-optimized around the touched keys from the previous partition, which is cheaper but
+depends on history: every `check_every` batches it is compared with a seeded rebuild of the
+same graph (modularity logged); past `max_drift` the rebuild replaces it, ids carried over.
 """
 
 from __future__ import annotations
@@ -51,6 +55,8 @@ class WorkspaceState:
     partition: Partition
     batches: int = 0
     """Batches since the last drift check."""
+    exact: bool = False
+    """The partition is the rebuild of the current graph with content ids."""
 
 
 async def read_graph(graph: GraphStore, ws: str) -> WeightedGraph:
@@ -109,10 +115,15 @@ class CommunityMaintainer:
         every key of the batch included: the graph is read whole, every report checked."""
         graph = await read_graph(self._graph, ws)
         before = partition_of(await self._communities.list(ws))
-        after = await asyncio.to_thread(rebuild, graph, self._params, before)
+        exact = self._exact(graph)
+        carried = None if exact else before
+        after = await asyncio.to_thread(rebuild, graph, self._params, carried)
         written = await self._writer.write(ws, before, after, graph.nodes())
-        self._states[ws] = WorkspaceState(graph, after)
+        self._states[ws] = WorkspaceState(graph, after, exact=exact)
         return written
+
+    def _exact(self, graph: WeightedGraph) -> bool:
+        return len(graph.nodes()) <= self._cfg.exact_max_entities
 
     async def _maintain(self, ws: str, keys: set[str]) -> Written:
         if REBUILD_KEY in keys:
@@ -128,16 +139,28 @@ class CommunityMaintainer:
         else:
             moved, touched = await self._apply_changes(ws, state.graph, keys)
         before = state.partition
-        after = before
-        if moved:  # a batch that only rewrote descriptions leaves the graph as it was
-            after = await asyncio.to_thread(update, before, state.graph, moved, self._params)
+        after = await self._next(ws, state, moved)
+        written = await self._writer.write(ws, before, after, touched)
+        state.partition = after
+        return written
+
+    async def _next(self, ws: str, state: WorkspaceState, moved: set[str]) -> Partition:
+        """The partition after a batch that moved `moved` (none: only descriptions changed,
+        the graph is as it was)."""
+        if self._exact(state.graph):
+            if moved or not state.exact:
+                state.exact = True
+                return await asyncio.to_thread(rebuild, state.graph, self._params)
+            return state.partition
+        state.exact = False
+        after = state.partition
+        if moved:
+            after = await asyncio.to_thread(update, after, state.graph, moved, self._params)
         state.batches += 1
         if state.batches >= self._cfg.check_every:
             state.batches = 0
             after = await asyncio.to_thread(self._checked, ws, state.graph, after)
-        written = await self._writer.write(ws, before, after, touched)
-        state.partition = after
-        return written
+        return after
 
     async def _apply_changes(
         self, ws: str, graph: WeightedGraph, keys: set[str]
