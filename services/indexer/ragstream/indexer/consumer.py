@@ -37,6 +37,9 @@ A = TypeVar("A")
 Apply = Callable[[DocumentChange], Awaitable[object]]
 MAX_BACKOFF_S = 30.0
 LAG_INTERVAL_S = 5.0
+LAG_TIMEOUT_S = 5.0
+"""A lag measurement gives up after this long: on a cluster that cannot be reached (or that
+refuses a rotated password) it would otherwise hold up the next poll, which reconnects."""
 """How often the consumer's lag is measured for the consumer-lag metric."""
 
 
@@ -139,7 +142,8 @@ class ConsumeLoop(abc.ABC, Generic[T, A]):
             return
         self._lag_due = now + LAG_INTERVAL_S
         try:
-            lag = await self._consumer.lag()
+            async with asyncio.timeout(LAG_TIMEOUT_S):
+                lag = await self._consumer.lag()
         except Exception as exc:  # noqa: BLE001 - a metric must never stop consumption
             log.debug("consumer lag unavailable: %s", exc)
             return
