@@ -61,7 +61,9 @@ def test_an_unusable_replacement_keeps_the_last_password(
     opts = options(sasl_username="indexer", sasl_password_file=str(password))
     replace(password, "\n")
     assert opts.current_login().password == SECRET
+    assert opts.current_login().password == SECRET
     assert "sasl_password_file" in caplog.text and "empty" in caplog.text
+    assert caplog.text.count("keeping the value read before") == 1  # not at every poll
     password.unlink()
     assert opts.current_login().password == SECRET
     assert SECRET not in caplog.text

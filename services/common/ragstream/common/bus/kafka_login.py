@@ -46,6 +46,8 @@ class WatchedFile:
         self.path = path
         self._stamp: Stamp | None = None
         self._text = ""
+        self._problem = ""
+        """The last problem logged: it is checked before every poll, and logged once."""
 
     def read(self) -> str:
         """The content without its line end; ConfigError if the first read fails."""
@@ -61,14 +63,16 @@ class WatchedFile:
             return self._unusable(f"cannot read it ({exc})")
         if not text:
             return self._unusable("it is empty")
-        self._stamp, self._text = stamp, text
+        self._stamp, self._text, self._problem = stamp, text, ""
         return text
 
     def _unusable(self, why: str) -> str:
         problem = f"{SETTING}.{self.setting} {self.path}: {why}"
         if self._stamp is None:
             raise ConfigError(problem)
-        log.warning("%s; keeping the value read before", problem)
+        if problem != self._problem:
+            log.warning("%s; keeping the value read before", problem)
+            self._problem = problem
         return self._text
 
 
