@@ -1,6 +1,7 @@
 """A SCRAM password rotated while ragstream runs: on the broker first, then in the file that
-`bus.kafka_security.sasl_password_file` names. The running indexer and publisher reconnect
-with the new password and go on, without a restart; a wrong password in the file is an
+`bus.kafka_security.sasl_password_file` names. The running indexer, the query service's
+publisher (IngestService) and a bus publisher reconnect with the new password and go on,
+without a restart; a wrong password in the file is an
 error naming the file, logged again at every attempt, until the file is right again.
 
 The test broker's SASL_PLAINTEXT listener expires sessions every few seconds (REAUTH_MS), so
@@ -16,6 +17,7 @@ import time
 import uuid
 from pathlib import Path
 
+import grpc
 import pytest
 
 from ragstream.common.bus.kafka import KafkaBus
@@ -24,10 +26,19 @@ from ragstream.common.bus.kafka_security import connection_problem
 from ragstream.common.bus.protocols import BusRecord, OutgoingRecord
 from ragstream.common.bus.topics import Topics
 from ragstream.common.config_kafka import KafkaSecurityConfig
+from ragstream.v1 import ingest_pb2, ingest_pb2_grpc
 from tests.support.kafka import KafkaEndpoint
-from tests.support.kafka_indexer import KafkaDeployment, document, events, processed, wait_until
+from tests.support.kafka_indexer import (
+    WORKSPACE,
+    KafkaDeployment,
+    document,
+    events,
+    processed,
+    wait_until,
+)
 from tests.support.kafka_scram import set_scram_password
 from tests.support.kafka_secured import REAUTH_MS, KafkaListener, SecuredListeners
+from tests.support.server import RagstreamProcess
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 MECHANISM = "SCRAM-SHA-256"
@@ -80,19 +91,30 @@ def user(
     return user
 
 
+def publish_through(server: RagstreamProcess, numbers: range) -> None:
+    """PublishDocuments on the query service, which publishes with its own producer."""
+    documents = [
+        ingest_pb2.DocumentInput(doc_id=f"doc-{i:04d}", content=document(i).content)
+        for i in numbers
+    ]
+    request = ingest_pb2.PublishDocumentsRequest(workspace=WORKSPACE, documents=documents)
+    with grpc.insecure_channel(server.address) as channel:
+        ingest_pb2_grpc.IngestServiceStub(channel).PublishDocuments(request, timeout=60)
+
+
 def test_a_running_indexer_follows_a_rotated_password(user: RotatingUser, tmp_path: Path) -> None:
     first = user.file.read_text().strip()
     second = f"second-{uuid.uuid4().hex}"
     deployment = KafkaDeployment.on(user.listener, tmp_path / "data", partitions=2)
-    asyncio.run(deployment.publish(events([document(i) for i in range(4)])))
-    with deployment.indexer("indexer") as indexer:
+    with deployment.indexer("indexer") as indexer, deployment.server("serve") as server:
+        publish_through(server, range(4))
         wait_until(lambda: processed(deployment.data_dir) == 4, 90, "the first 4 documents")
         user.rotate_on_broker(second)
         refused = asyncio.run(connection_problem(user.with_password(first).options()))
         assert "refused the SASL credentials" in refused
-        time.sleep(2 * REAUTH_MS / 1000)  # the indexer's sessions expire meanwhile
+        time.sleep(2 * REAUTH_MS / 1000)  # the processes' sessions expire meanwhile
         write_secret(user.file, second)
-        asyncio.run(deployment.publish(events([document(i) for i in range(4, 8)])))
+        publish_through(server, range(4, 8))
         wait_until(lambda: processed(deployment.data_dir) == 8, 45, "4 more documents")
 
         wrong = f"wrong-{uuid.uuid4().hex}"
@@ -104,6 +126,9 @@ def test_a_running_indexer_follows_a_rotated_password(user: RotatingUser, tmp_pa
         wait_until(lambda: processed(deployment.data_dir) == 10, 90, "2 more documents")
         assert not indexer.exited()
         log = indexer.log()
+        served = server.log()
+    assert "the producer reconnects" in served, served
+    assert first not in served and second not in served
     changed = [line for line in log.splitlines() if "Kafka login changed" in line]
     assert len(changed) >= 3, log  # the document consumer and the producer, twice
     assert f"sasl_password_file ({user.file})" in refusals(log[before:])

@@ -27,6 +27,7 @@ from opentelemetry.trace import Span
 from ragstream.common.bus.protocols import BusRecord, Consumer, OutgoingRecord, Publisher
 from ragstream.common.bus.spans import consumer_span
 from ragstream.common.config import IndexerConfig
+from ragstream.common.errors import BackendUnavailableError
 from ragstream.common.events import DocumentChange, PoisonEvent, decode
 from ragstream.common.instruments import consumer_lag, record_dead_letter
 from ragstream.common.telemetry import mark_failed
@@ -192,7 +193,10 @@ class ConsumeLoop(abc.ABC, Generic[T, A]):
                 await apply()
                 return
             except Exception as exc:  # any failure here is retried, never skipped
-                log.exception("%s failed; retrying", what)
+                if isinstance(exc, BackendUnavailableError):  # its message says why
+                    log.error("%s failed (%s); retrying", what, exc)
+                else:
+                    log.exception("%s failed; retrying", what)
                 trace.get_current_span().add_event("retry", {"error.type": type(exc).__name__})
             # On shutdown the record stays uncommitted and is re-delivered after restart.
             try:
