@@ -1,7 +1,8 @@
-"""The chart's secured Kafka: settings in the ConfigMap, the password and the key password by
-reference to existing Secrets, the CA, client certificate and OAuth token mounted where the
-settings point (in both components, which both talk to Kafka), and KEDA's lag triggers
-authenticated from the same Secrets through a TriggerAuthentication."""
+"""The chart's secured Kafka: settings in the ConfigMap, the key password by reference to an
+existing Secret, the SASL password, CA, client certificate and OAuth token mounted where the
+settings point (in both components, which both talk to Kafka; the password as a file so
+that a rotated Secret reaches the running pods), and KEDA's lag triggers authenticated
+from the same Secrets through a TriggerAuthentication."""
 
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ CA, CERT, KEY = (
     "/etc/ragstream/kafka/client/tls.key",
 )
 TOKEN = "/etc/ragstream/kafka/oauth/token"
+PASSWORD = "/etc/ragstream/kafka/sasl/password"
 SCRAM: dict[str, Any] = {
     "auth": {"enabled": False},
     "config": {
@@ -89,10 +91,14 @@ def test_secrets_by_reference_and_files_where_the_settings_point(
 ) -> None:
     manifests = _render(helm, values_dir, "kafka-scram", SCRAM)
     refs = secret_refs(manifests, component)
-    assert refs["RAGSTREAM_BUS__KAFKA_SECURITY__SASL_PASSWORD"] == ("kafka-user", "password")
+    assert "RAGSTREAM_BUS__KAFKA_SECURITY__SASL_PASSWORD" not in refs
+    assert mounted_file(manifests, component, PASSWORD) == MountedFile(
+        "secret", "kafka-user", "password", read_only=True
+    )
     assert refs["RAGSTREAM_BUS__KAFKA_SECURITY__KEY_PASSWORD"] == ("kafka-client-key", "passphrase")
     (config_map,) = [m for m in manifests if m["kind"] == "ConfigMap"]
-    assert not any("PASSWORD" in name for name in config_map["data"])
+    assert not any(name.endswith("PASSWORD") for name in config_map["data"])
+    assert config_map["data"]["RAGSTREAM_BUS__KAFKA_SECURITY__SASL_PASSWORD_FILE"] == PASSWORD
     assert mounted_file(manifests, component, CA) == MountedFile(
         "secret", "kafka-ca", "ca.pem", read_only=True
     )
@@ -110,7 +116,8 @@ def test_secrets_by_reference_and_files_where_the_settings_point(
         Path(CERT),
         Path(KEY),
     )
-    assert security.sasl_password.get_secret_value() == "secret:kafka-user/password"
+    assert security.sasl_password_file == Path(PASSWORD)
+    assert not security.sasl_password.get_secret_value()
 
 
 def test_the_product_loads_the_files_the_chart_mounts(
@@ -124,7 +131,11 @@ def test_the_product_loads_the_files_the_chart_mounts(
         env[f"RAGSTREAM_BUS__KAFKA_SECURITY__{setting}"] = str(source)
     env["RAGSTREAM_BUS__KAFKA_SECURITY__KEY_FILE"] = str(pki.client_key)
     env["RAGSTREAM_BUS__KAFKA_SECURITY__KEY_PASSWORD"] = CLIENT_KEY_PASSWORD
+    password = tmp_path / "password"
+    password.write_text("scram-secret\n")  # as `kubectl create secret --from-file` keeps it
+    env["RAGSTREAM_BUS__KAFKA_SECURITY__SASL_PASSWORD_FILE"] = str(password)
     options = kafka_options(container_settings(env, monkeypatch).bus)
+    assert options.client()["sasl_plain_password"] == "scram-secret"
     assert options.security["security_protocol"] == "SASL_SSL"
     assert options.security["ssl_context"].check_hostname is True
     assert CLIENT_KEY_PASSWORD not in repr(options)

@@ -177,7 +177,7 @@ class KafkaBroker:
         """`workdir` is kept after stop() when given (pytest's tmp dirs keep the log for a
         while); otherwise a temporary one is made and removed. `detach` puts the broker in its
         own session so that it outlives this process (scripts/kafka.sh start). `secured` adds
-        the SASL_SSL and mutual-TLS listeners of kafka_secured.py."""
+        the SASL_SSL, mutual-TLS and SASL_PLAINTEXT listeners of kafka_secured.py."""
         self._libs = libs
         self._given_workdir = workdir
         self._num_partitions = num_partitions
@@ -217,7 +217,7 @@ class KafkaBroker:
         java = java_binary(os.environ)
         self._workdir = self._given_workdir or Path(tempfile.mkdtemp(prefix="ragstream-kafka-"))
         self._workdir.mkdir(parents=True, exist_ok=True)
-        self._port, controller_port, sasl_port, tls_port = free_ports(4)
+        self._port, controller_port, *secured_ports = free_ports(5)
         settings = server_properties(
             port=self._port,
             controller_port=controller_port,
@@ -225,7 +225,7 @@ class KafkaBroker:
             num_partitions=self._num_partitions,
         )
         if self._secured:
-            self.secured = SecuredListeners.create(self._workdir, sasl_port, tls_port)
+            self.secured = SecuredListeners.create(self._workdir, *secured_ports)
             settings = self.secured.apply(settings)
         props = self._workdir / "server.properties"
         props.write_text(render_properties(settings))

@@ -5,7 +5,11 @@ Besides PLAINTEXT, the test broker listens on
   format --add-scram`, before the first start) and OAUTHBEARER (Kafka's built-in validator of
   unsecured JWTs, so a test can mint its own tokens);
 - SSL with `ssl.client.auth=required`: only clients presenting a certificate of the test CA
-  get in.
+  get in;
+- SASL_PLAINTEXT: SCRAM-SHA-256, with no user until a test creates one (kafka_scram.py).
+  Its sessions expire after REAUTH_MS: aiokafka does not re-authenticate, so the broker
+  closes its connections then and the client logs in again, with the credentials it was
+  built with; a rotated password therefore locks out a client that was not rebuilt.
 Both use the PKI of kafka_tls.py, made fresh for each broker. `KafkaListener` is one way in:
 its address and the `bus.kafka_security` settings a client needs, as settings, as aiokafka
 options or as the environment of a `ragstream` process.
@@ -29,6 +33,7 @@ SCRAM_USER = "ragstream-indexer"
 SCRAM_PASSWORD = "scram-pass-7d41c2"
 SCRAM_JAAS = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
 OAUTH_JAAS = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;"
+REAUTH_MS = 3000
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,24 +86,35 @@ class SecuredListeners:
     pki: TestPki
     sasl_port: int
     tls_port: int
+    scram_port: int
+    """SASL_PLAINTEXT, SCRAM-SHA-256."""
 
     @classmethod
-    def create(cls, workdir: Path, sasl_port: int, tls_port: int) -> SecuredListeners:
-        return cls(make_pki(workdir / "pki"), sasl_port, tls_port)
+    def create(
+        cls, workdir: Path, sasl_port: int, tls_port: int, scram_port: int
+    ) -> SecuredListeners:
+        return cls(make_pki(workdir / "pki"), sasl_port, tls_port, scram_port)
 
     def apply(self, settings: dict[str, str]) -> dict[str, str]:
         """`settings` (server.properties) with both listeners added."""
-        added = f"SASL_SSL://127.0.0.1:{self.sasl_port},SSL://127.0.0.1:{self.tls_port}"
+        added = (
+            f"SASL_SSL://127.0.0.1:{self.sasl_port},SSL://127.0.0.1:{self.tls_port},"
+            f"SASL_PLAINTEXT://127.0.0.1:{self.scram_port}"
+        )
         return {
             **settings,
             "listeners": f"{settings['listeners']},{added}",
             "advertised.listeners": f"{settings['advertised.listeners']},{added}",
             "listener.security.protocol.map": (
-                f"{settings['listener.security.protocol.map']},SASL_SSL:SASL_SSL,SSL:SSL"
+                f"{settings['listener.security.protocol.map']},SASL_SSL:SASL_SSL,SSL:SSL,"
+                "SASL_PLAINTEXT:SASL_PLAINTEXT"
             ),
             "listener.name.sasl_ssl.sasl.enabled.mechanisms": "SCRAM-SHA-512,OAUTHBEARER",
             "listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config": SCRAM_JAAS,
             "listener.name.sasl_ssl.oauthbearer.sasl.jaas.config": OAUTH_JAAS,
+            "listener.name.sasl_plaintext.sasl.enabled.mechanisms": "SCRAM-SHA-256",
+            "listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config": SCRAM_JAAS,
+            "listener.name.sasl_plaintext.scram-sha-256.connections.max.reauth.ms": str(REAUTH_MS),
             "listener.name.ssl.ssl.client.auth": "required",
             "ssl.keystore.type": "PEM",
             "ssl.keystore.location": str(self.pki.broker),
@@ -137,3 +153,13 @@ class SecuredListeners:
         return KafkaListener(
             f"127.0.0.1:{self.tls_port}", KafkaSecurityConfig.model_validate(settings)
         )
+
+    def sasl_plaintext(self, username: str, password_file: Path) -> KafkaListener:
+        """SCRAM-SHA-256 without TLS, the password read from `password_file`."""
+        security = KafkaSecurityConfig(
+            protocol="SASL_PLAINTEXT",
+            sasl_mechanism="SCRAM-SHA-256",
+            sasl_username=username,
+            sasl_password_file=password_file,
+        )
+        return KafkaListener(f"127.0.0.1:{self.scram_port}", security)

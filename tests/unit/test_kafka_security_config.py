@@ -24,7 +24,26 @@ def settings(**security: Any) -> Any:
     [
         ({"protocol": "SASL_SSL"}, "sasl_mechanism is required"),
         ({"sasl_mechanism": "PLAIN"}, "sasl_mechanism needs protocol SASL_PLAINTEXT"),
-        ({"protocol": "SASL_SSL", "sasl_mechanism": "SCRAM-SHA-512"}, "sasl_username and"),
+        ({"protocol": "SASL_SSL", "sasl_mechanism": "SCRAM-SHA-512"}, "sasl_username .or"),
+        (
+            {
+                "protocol": "SASL_PLAINTEXT",
+                "sasl_mechanism": "PLAIN",
+                "sasl_username": "u",
+                "sasl_password": SECRET,
+                "sasl_password_file": "/run/pw",
+            },
+            "sasl_password and sasl_password_file: set one, not both",
+        ),
+        (
+            {
+                "protocol": "SASL_SSL",
+                "sasl_mechanism": "OAUTHBEARER",
+                "oauth_token_file": "/t",
+                "sasl_password_file": "/run/pw",
+            },
+            "sasl_password_file need PLAIN or SCRAM",
+        ),
         ({"protocol": "SASL_SSL", "sasl_mechanism": "OAUTHBEARER"}, "oauth_token_file is"),
         ({"ca_file": "/ca.pem"}, "ca_file needs protocol SSL or SASL_SSL"),
         ({"protocol": "SSL", "cert_file": "/c.pem"}, "cert_file and"),
@@ -48,7 +67,7 @@ def test_scram_options_keep_the_password_out_of_reprs(tmp_path: Path) -> None:
         ca_file=str(pki.ca),
     )
     options = kafka_options(loaded.bus)
-    assert options.security["sasl_plain_password"] == SECRET
+    assert options.client()["sasl_plain_password"] == SECRET
     assert options.security["ssl_context"].check_hostname is True
     assert SECRET not in repr(options) and SECRET not in repr(loaded)
     assert options.client(client_id="x")["bootstrap_servers"] == "localhost:9092"

@@ -161,9 +161,11 @@ mount them, as only the query service reads them.
 {{- if hasKey $ref "key" }}
 {{- include "ragstream.secretEnv" (dict "name" (printf "RAGSTREAM_%s__%s" $section $field) "ref" $ref) }}
 {{- else }}
-{{- /* A nested section, e.g. bus.kafka_security. */}}
+{{- /* A nested section, e.g. bus.kafka_security; its SASL password is a mounted file (ragstream.kafkaVolumes). */}}
 {{- range $inner, $innerRef := $ref }}
+{{- if ne (printf "%s.%s.%s" $section $field $inner) "bus.kafka_security.sasl_password" }}
 {{- include "ragstream.secretEnv" (dict "name" (printf "RAGSTREAM_%s__%s__%s" $section $field $inner) "ref" $innerRef) }}
+{{- end }}
 {{- end }}
 {{- end }}
 {{- end }}

@@ -3,6 +3,9 @@
 {{/*
 The files of bus.kafka_security, in the shape of ragstream.authVolumes; both components
 mount them, as both talk to Kafka (the query service publishes and reads the progress).
+The SASL password is one of them (sasl_password_file), not an environment variable: the
+kubelet updates a mounted Secret in place, and the pods reconnect with a rotated password
+without a restart. The mounts are whole directories (no subPath), which the kubelet updates.
 */}}
 {{- define "ragstream.kafkaVolumes" -}}
 {{- $k := .Values.kafka }}
@@ -15,6 +18,12 @@ mount them, as both talk to Kafka (the query service publishes and reads the pro
 {{- $items := list (dict "key" "tls.crt" "path" "tls.crt") (dict "key" "tls.key" "path" "tls.key") }}
 {{- $source := dict "secret" (dict "secretName" . "defaultMode" 288 "items" $items) }}
 {{- $volumes = append $volumes (dict "name" "kafka-client" "dir" "/etc/ragstream/kafka/client" "source" $source "files" (dict "cert_file" "tls.crt" "key_file" "tls.key")) }}
+{{- end }}
+{{- with $.Values.secrets.bus.kafka_security.sasl_password }}
+{{- if .name }}
+{{- $source := dict "secret" (dict "secretName" .name "defaultMode" 288 "items" (list (dict "key" .key "path" "password"))) }}
+{{- $volumes = append $volumes (dict "name" "kafka-sasl" "dir" "/etc/ragstream/kafka/sasl" "source" $source "files" (dict "sasl_password_file" "password")) }}
+{{- end }}
 {{- end }}
 {{- if $k.oauthTokenSecret.name }}
 {{- $source := dict "secret" (dict "secretName" $k.oauthTokenSecret.name "defaultMode" 288 "items" (list (dict "key" $k.oauthTokenSecret.key "path" "token"))) }}

@@ -39,9 +39,15 @@ class KafkaSecurityConfig(BaseModel):
     sasl_mechanism: Literal["", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER"] = ""
     """Required with SASL_PLAINTEXT and SASL_SSL."""
     sasl_username: str = ""
-    """PLAIN and SCRAM user."""
+    """PLAIN and SCRAM user (or sasl_username_file)."""
     sasl_password: SecretStr = SecretStr("")
-    """PLAIN and SCRAM password."""
+    """PLAIN and SCRAM password (or sasl_password_file)."""
+    sasl_username_file: Path | None = None
+    """A file holding the PLAIN or SCRAM user, instead of sasl_username."""
+    sasl_password_file: Path | None = None
+    """A file holding the PLAIN or SCRAM password, instead of sasl_password. The files are
+    read when a client connects and watched afterwards: a rotated password (a Secret mount
+    updates in place) reconnects the running clients with it, without a restart."""
     oauth_token_file: Path | None = None
     """OAUTHBEARER: a file holding the access token (a JWT), read again at every
     authentication, so whatever refreshes it (a sidecar, a projected volume) is followed."""
@@ -78,6 +84,9 @@ class KafkaSecurityConfig(BaseModel):
 
     def _sasl_problems(self) -> list[str]:
         mechanism = self.sasl_mechanism
+        login_files = self.sasl_username_file or self.sasl_password_file
+        if login_files and mechanism not in ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"):
+            return [f"{SETTING}.sasl_username_file and sasl_password_file need PLAIN or SCRAM"]
         if not self.sasl:
             wrong = bool(mechanism)
             problem = f"{SETTING}.sasl_mechanism needs protocol SASL_PLAINTEXT or SASL_SSL"
@@ -88,6 +97,21 @@ class KafkaSecurityConfig(BaseModel):
             wrong = self.oauth_token_file is None
             problem = f"{SETTING}.oauth_token_file is required with OAUTHBEARER"
         else:
-            wrong = not (self.sasl_username and self.sasl_password.get_secret_value())
-            problem = f"{SETTING}.sasl_username and sasl_password are required with {mechanism}"
+            return self._login_problems()
         return [problem] if wrong else []
+
+    def _login_problems(self) -> list[str]:
+        """PLAIN and SCRAM: a user and a password, each given once, as a value or a file."""
+        problems = []
+        pairs = (
+            ("sasl_username", bool(self.sasl_username), self.sasl_username_file),
+            ("sasl_password", bool(self.sasl_password.get_secret_value()), self.sasl_password_file),
+        )
+        for name, given, file in pairs:
+            if given and file is not None:
+                problems.append(f"{SETTING}.{name} and {name}_file: set one, not both")
+            elif not given and file is None:
+                problems.append(
+                    f"{SETTING}.{name} (or {name}_file) is required with {self.sasl_mechanism}"
+                )
+        return problems

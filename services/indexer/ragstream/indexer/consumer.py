@@ -27,6 +27,7 @@ from opentelemetry.trace import Span
 from ragstream.common.bus.protocols import BusRecord, Consumer, OutgoingRecord, Publisher
 from ragstream.common.bus.spans import consumer_span
 from ragstream.common.config import IndexerConfig
+from ragstream.common.errors import BackendUnavailableError
 from ragstream.common.events import DocumentChange, PoisonEvent, decode
 from ragstream.common.instruments import consumer_lag, record_dead_letter
 from ragstream.common.telemetry import mark_failed
@@ -37,6 +38,9 @@ A = TypeVar("A")
 Apply = Callable[[DocumentChange], Awaitable[object]]
 MAX_BACKOFF_S = 30.0
 LAG_INTERVAL_S = 5.0
+LAG_TIMEOUT_S = 5.0
+"""A lag measurement gives up after this long: on a cluster that cannot be reached (or that
+refuses a rotated password) it would otherwise hold up the next poll, which reconnects."""
 """How often the consumer's lag is measured for the consumer-lag metric."""
 
 
@@ -139,7 +143,8 @@ class ConsumeLoop(abc.ABC, Generic[T, A]):
             return
         self._lag_due = now + LAG_INTERVAL_S
         try:
-            lag = await self._consumer.lag()
+            async with asyncio.timeout(LAG_TIMEOUT_S):
+                lag = await self._consumer.lag()
         except Exception as exc:  # noqa: BLE001 - a metric must never stop consumption
             log.debug("consumer lag unavailable: %s", exc)
             return
@@ -188,7 +193,10 @@ class ConsumeLoop(abc.ABC, Generic[T, A]):
                 await apply()
                 return
             except Exception as exc:  # any failure here is retried, never skipped
-                log.exception("%s failed; retrying", what)
+                if isinstance(exc, BackendUnavailableError):  # its message says why
+                    log.error("%s failed (%s); retrying", what, exc)
+                else:
+                    log.exception("%s failed; retrying", what)
                 trace.get_current_span().add_event("retry", {"error.type": type(exc).__name__})
             # On shutdown the record stays uncommitted and is re-delivered after restart.
             try:

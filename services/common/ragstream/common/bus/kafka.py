@@ -24,7 +24,12 @@ from typing import Any, TypeVar
 
 from aiokafka import AIOKafkaProducer
 
-from ragstream.common.bus.kafka_admin import KafkaUnavailableError, TopicSpec, ensure_topics
+from ragstream.common.bus.kafka_admin import (
+    KafkaUnavailableError,
+    TopicSpec,
+    ensure_topics,
+    start_or_explain,
+)
 from ragstream.common.bus.kafka_consumer import KafkaConsumer
 from ragstream.common.bus.kafka_security import KafkaOptions, kafka_options
 from ragstream.common.bus.protocols import Bus, OutgoingRecord
@@ -52,27 +57,50 @@ def topic_specs(topics: Topics, partitions: int, max_event_bytes: int) -> list[T
 
 
 class KafkaPublisher:
-    """An idempotent producer, started on the first publish."""
+    """An idempotent producer, started on the first publish, and started anew (after the
+    publishes under way on the old one are acknowledged) when the login changed."""
 
     def __init__(
         self, options: KafkaOptions, *, max_request_bytes: int, client_id: str = "ragstream"
     ) -> None:
-        self._options = options.client(
-            client_id=client_id,
-            enable_idempotence=True,
-            acks="all",
-            max_request_size=max(MIN_REQUEST_BYTES, max_request_bytes),
-        )
+        self._options = options
+        self._extra = {
+            "client_id": client_id,
+            "enable_idempotence": True,
+            "acks": "all",
+            "max_request_size": max(MIN_REQUEST_BYTES, max_request_bytes),
+        }
         self._producer: Any = None
+        self._login = options.current_login()
         self._starting = asyncio.Lock()
+        self._publishing = 0
+        """Publishes under way on `_producer`."""
+        self._idle = asyncio.Event()
+        self._idle.set()
 
-    async def _start(self) -> Any:
+    async def _acquire(self) -> Any:
+        """The producer for one publish (`_release` after it), started if needed."""
         async with self._starting:
+            if self._producer is not None and self._options.current_login() != self._login:
+                log.info(
+                    "Kafka login changed (%s): the producer reconnects with it",
+                    self._options.login_settings(),
+                )
+                await self._idle.wait()  # new publishes wait on the lock meanwhile
+                await self.close()
             if self._producer is None:
-                producer = AIOKafkaProducer(**self._options)
-                await producer.start()
+                self._login = self._options.current_login()
+                producer = AIOKafkaProducer(**self._options.client(**self._extra))
+                await start_or_explain(producer, self._options, "the producer")
                 self._producer = producer
-        return self._producer
+            self._publishing += 1
+            self._idle.clear()
+            return self._producer
+
+    def _release(self) -> None:
+        self._publishing -= 1
+        if not self._publishing:
+            self._idle.set()
 
     async def publish(self, topic: str, records: Sequence[OutgoingRecord]) -> None:
         """Sends in order and returns once all are acknowledged; raises if any failed
@@ -81,17 +109,20 @@ class KafkaPublisher:
             raise ValueError("topic must not be empty")
         if not records:
             return
-        producer = await self._start()
-        acks = [
-            await producer.send(
-                topic,
-                record.value,
-                key=record.key.encode("utf-8", "surrogateescape"),
-                headers=list(record.headers),
-            )
-            for record in records
-        ]
-        await asyncio.gather(*acks)
+        producer = await self._acquire()
+        try:
+            acks = [
+                await producer.send(
+                    topic,
+                    record.value,
+                    key=record.key.encode("utf-8", "surrogateescape"),
+                    headers=list(record.headers),
+                )
+                for record in records
+            ]
+            await asyncio.gather(*acks)
+        finally:
+            self._release()
 
     async def close(self) -> None:
         """Flushes what is buffered and disconnects."""

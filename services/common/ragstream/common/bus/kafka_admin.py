@@ -69,9 +69,7 @@ async def ensure_topics(
             ]
         )
     except errors.KafkaError as exc:
-        reason = str(exc)
-        if isinstance(exc, errors.KafkaConnectionError):
-            reason = await connection_problem(options) or reason
+        reason = await explain(exc, options)
         raise KafkaUnavailableError(
             f"cannot prepare the bus topics on Kafka at {options.bootstrap}: {reason}"
         ) from None
@@ -81,3 +79,23 @@ async def ensure_topics(
     if problems:
         raise KafkaUnavailableError("Kafka refused to create topics: " + "; ".join(problems))
     return [topic.name for topic in missing]
+
+
+async def explain(exc: errors.KafkaError, options: KafkaOptions) -> str:
+    """Why a client failed; for a failed connection, the reason the broker gives."""
+    if isinstance(exc, errors.KafkaConnectionError):
+        return await connection_problem(options) or str(exc)
+    return str(exc)
+
+
+async def start_or_explain(client: Any, options: KafkaOptions, what: str) -> None:
+    """Starts an aiokafka client (`what`, for the message); if it cannot, stops it and raises
+    KafkaUnavailableError with the reason, e.g. refused credentials and their setting."""
+    try:
+        await client.start()
+    except errors.KafkaError as exc:
+        await client.stop()
+        reason = await explain(exc, options)
+        raise KafkaUnavailableError(
+            f"{what} cannot connect to Kafka at {options.bootstrap}: {reason}"
+        ) from None

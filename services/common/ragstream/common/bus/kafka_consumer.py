@@ -11,6 +11,13 @@ outage) is abandoned: the abandon hooks run (the indexer cancels it) and its rec
 uncommitted, so their next owner processes them again, which the idempotent stages make
 harmless. A batch is "in flight" from the poll that returned it until it is committed or the
 next poll (the caller polls again only once it is done with a batch, committed or not).
+
+A changed login (a rotated password file, kafka_login.py) is noticed at the next poll, when
+no batch is in flight: the member leaves the group and a new aiokafka consumer with the new
+login joins it, resuming from the committed offsets like any new owner. If the cluster
+refuses a consumer's login (when it starts or starts anew), each poll returns nothing for a
+while (1 s, doubling up to 30 s, or until the login changes) and the reason, naming the
+setting, is logged at every attempt.
 """
 
 from __future__ import annotations
@@ -24,12 +31,16 @@ from typing import Any
 from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener, TopicPartition
 from aiokafka.errors import CommitFailedError, IllegalStateError, KafkaError
 
+from ragstream.common.bus.kafka_admin import KafkaUnavailableError, start_or_explain
+from ragstream.common.bus.kafka_login import SaslLogin
 from ragstream.common.bus.kafka_security import KafkaOptions
 from ragstream.common.bus.protocols import BusRecord
 
 log = logging.getLogger(__name__)
 PartitionKey = tuple[str, int]
 """(topic, partition)."""
+FIRST_RETRY_S = 1.0
+MAX_RETRY_S = 30.0
 
 
 def bus_record(record: Any) -> BusRecord:
@@ -89,14 +100,20 @@ class KafkaConsumer:
             raise ValueError("a consumer needs a group id and at least one topic")
         self.group_id = group_id
         self.topics = tuple(dict.fromkeys(topics))
-        self._options = options.client(
-            group_id=group_id,
-            client_id=client_id,
-            enable_auto_commit=False,
-            auto_offset_reset="earliest",
-            isolation_level="read_committed",
-            session_timeout_ms=session_timeout_ms,
-        )
+        self._options = options
+        self._extra = {
+            "group_id": group_id,
+            "client_id": client_id,
+            "enable_auto_commit": False,
+            "auto_offset_reset": "earliest",
+            "isolation_level": "read_committed",
+            "session_timeout_ms": session_timeout_ms,
+        }
+        self._login: SaslLogin | None = None
+        """The login of the last consumer built (or tried)."""
+        self._retry_at = 0.0
+        self._retry_s = 0.0
+        """While a new login is refused: when to try again, and the pause after that."""
         self._drain_timeout_s = drain_timeout_s
         self._lag_log_interval_s = lag_log_interval_s
         self._consumer: Any = None
@@ -119,24 +136,51 @@ class KafkaConsumer:
 
     async def _start(self) -> Any:
         if self._consumer is None:
-            consumer = AIOKafkaConsumer(**self._options)
+            self._login = self._options.current_login()
+            consumer = AIOKafkaConsumer(**self._options.client(**self._extra))
             # Subscribing after start: start() would otherwise wait for the first
             # assignment, however long the group takes, and a poll must keep its timeout.
-            try:
-                await consumer.start()
-            except KafkaError:
-                await consumer.stop()
-                raise
+            await start_or_explain(consumer, self._options, f"the consumer of {self.group_id}")
             consumer.subscribe(list(self.topics), listener=_DrainOnRevoke(self))
             self._consumer = consumer
             self._lag_task = asyncio.create_task(self._log_lag(), name="kafka-lag")
         return self._consumer
 
+    async def _renewed(self) -> Any:
+        """The consumer, rebuilt first if the login changed since it was built; None while
+        a new login is refused (tried again after a pause, or once the login changes)."""
+        login = self._options.current_login()
+        if self._consumer is not None and login != self._login:
+            log.info(
+                "Kafka login changed (%s): the consumer of %s rejoins the group with it",
+                self._options.login_settings(),
+                self.group_id,
+            )
+            await self._stop_client()
+            self._retry_s = 0.0
+        if self._consumer is not None or not self._retry_s:
+            return await self._start()
+        if login == self._login and asyncio.get_running_loop().time() < self._retry_at:
+            return None
+        return await self._start()
+
     async def poll(self, max_records: int, timeout: float) -> list[BusRecord]:
         if self._closed:
             return []
-        consumer = await self._start()
         self._release_in_flight()
+        try:
+            consumer = await self._renewed()
+        except KafkaUnavailableError as exc:
+            # Opening the bus checked the login; this one was refused since (rotated on
+            # the brokers before its file changed, or a wrong file): wait for the file.
+            self._retry_s = min(MAX_RETRY_S, max(FIRST_RETRY_S, self._retry_s * 2))
+            self._retry_at = asyncio.get_running_loop().time() + self._retry_s
+            log.error("%s; trying again in %.0f s or when the login changes", exc, self._retry_s)
+            consumer = None
+        if consumer is None:
+            await asyncio.sleep(timeout)
+            return []
+        self._retry_s = 0.0
         timeout = max(0.0, timeout)
         try:
             # getmany ignores its timeout while a rebalance is in progress; a poll must not
@@ -216,8 +260,8 @@ class KafkaConsumer:
 
     async def lag(self) -> dict[PartitionKey, int]:
         """Per assigned partition, how many records the group has not committed yet."""
-        if self._consumer is None:
-            return {}
+        if self._consumer is None or self._options.current_login() != self._login:
+            return {}  # a client about to be rebuilt may hang on connections it cannot open
         assigned = sorted(self._consumer.assignment())
         if not assigned:
             return {}
@@ -246,9 +290,14 @@ class KafkaConsumer:
             return
         self._closed = True
         self._release_in_flight()
+        await self._stop_client()
+
+    async def _stop_client(self) -> None:
+        consumer, self._consumer = self._consumer, None
         if self._lag_task is not None:
             self._lag_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._lag_task
-        if self._consumer is not None:
-            await self._consumer.stop()
+            self._lag_task = None
+        if consumer is not None:
+            await consumer.stop()

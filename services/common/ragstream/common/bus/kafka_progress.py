@@ -37,9 +37,9 @@ async def group_lag(
     # Subscribed (without a group) so that it fetches the topics' partition metadata and
     # owns every partition, at whatever offset the scan seeks to.
     reader = AIOKafkaConsumer(*topics, **options.client(enable_auto_commit=False))
-    await admin.start()
-    await reader.start()
-    try:
+    try:  # both are closed also when one cannot start (an unreachable or refusing cluster)
+        await admin.start()
+        await reader.start()
         partitions = [
             TopicPartition(topic, p)
             for topic in topics

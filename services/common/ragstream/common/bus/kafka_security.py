@@ -4,7 +4,9 @@
 consumers, the admin client and the progress reader all take it, so one setting secures them
 all. The TLS context verifies the brokers' chain (bus.kafka_security.ca_file, or the system's
 CAs) and, unless told otherwise, their host name. The secrets are read out of their SecretStr
-only here, into the options object, whose repr shows none of them.
+only here, into the options object, whose repr shows none of them. A PLAIN or SCRAM login
+is asked of its LoginSource (kafka_login.py) whenever a client is built, so a client built
+after a password file changed uses the new password.
 
 When a connection fails, `connection_problem` connects once more to the first bootstrap
 broker, which tells the actual reason (aiokafka's bootstrap reports only that it failed), and
@@ -23,6 +25,7 @@ from aiokafka.abc import AbstractTokenProvider
 from aiokafka.conn import create_conn
 from aiokafka.errors import KafkaError, SaslAuthenticationFailed, UnsupportedSaslMechanismError
 
+from ragstream.common.bus.kafka_login import LoginSource, SaslLogin
 from ragstream.common.config import BusConfig, ConfigError
 from ragstream.common.config_kafka import SETTING, KafkaSecurityConfig
 
@@ -50,11 +53,29 @@ class KafkaOptions:
     bootstrap: str
     protocol: str = "PLAINTEXT"
     security: dict[str, Any] = field(default_factory=dict, repr=False)
-    """security_protocol, ssl_context and sasl_* keyword arguments of aiokafka's clients."""
+    """security_protocol, ssl_context and sasl_* keyword arguments of aiokafka's clients,
+    but for the PLAIN or SCRAM login, which `login` gives when a client is built."""
+    login: LoginSource | None = field(default=None, repr=False)
 
     def client(self, **extra: Any) -> dict[str, Any]:
-        """Keyword arguments for AIOKafkaProducer, AIOKafkaConsumer or AIOKafkaAdminClient."""
-        return {"bootstrap_servers": self.bootstrap, **self.security, **extra}
+        """Keyword arguments for AIOKafkaProducer, AIOKafkaConsumer or AIOKafkaAdminClient,
+        with the login as it is now."""
+        return {"bootstrap_servers": self.bootstrap, **self.connection(), **extra}
+
+    def connection(self) -> dict[str, Any]:
+        """`security` and the current login."""
+        if self.login is None:
+            return dict(self.security)
+        return {**self.security, **self.login.current().options()}
+
+    def current_login(self) -> SaslLogin | None:
+        """What a client built now would log in with; a client built with another login
+        should be rebuilt (the password was rotated)."""
+        return None if self.login is None else self.login.current()
+
+    def login_settings(self) -> str:
+        """The settings giving the login, to name in messages."""
+        return f"{SETTING}.sasl_password" if self.login is None else self.login.settings()
 
     def first_broker(self) -> tuple[str, int]:
         host, _, port = self.bootstrap.split(",")[0].strip().rpartition(":")
@@ -66,6 +87,7 @@ def kafka_options(bus: BusConfig) -> KafkaOptions:
     the setting when a certificate or key file cannot be used."""
     cfg = bus.kafka_security
     security: dict[str, Any] = {"security_protocol": cfg.protocol}
+    login = None
     if cfg.tls:
         security["ssl_context"] = tls_context(cfg)
     if cfg.sasl:
@@ -74,9 +96,8 @@ def kafka_options(bus: BusConfig) -> KafkaOptions:
             assert cfg.oauth_token_file is not None  # the config requires it
             security["sasl_oauth_token_provider"] = TokenFileProvider(cfg.oauth_token_file)
         else:
-            security["sasl_plain_username"] = cfg.sasl_username
-            security["sasl_plain_password"] = cfg.sasl_password.get_secret_value()
-    return KafkaOptions(bus.kafka_bootstrap, cfg.protocol, security)
+            login = LoginSource.of(cfg)
+    return KafkaOptions(bus.kafka_bootstrap, cfg.protocol, security, login)
 
 
 def tls_context(cfg: KafkaSecurityConfig) -> ssl.SSLContext:
@@ -104,7 +125,7 @@ async def connection_problem(options: KafkaOptions) -> str:
     """Why a connection to the first bootstrap broker fails, naming the setting to check;
     empty when it succeeds."""
     host, port = options.first_broker()
-    arguments = {"request_timeout_ms": DIAGNOSE_TIMEOUT_MS, **options.security}
+    arguments = {"request_timeout_ms": DIAGNOSE_TIMEOUT_MS, **options.connection()}
     try:
         conn = await create_conn(host, port, **arguments)
     except (SaslAuthenticationFailed, UnsupportedSaslMechanismError, ssl.SSLError) as exc:
@@ -120,10 +141,7 @@ def rejection(exc: Exception, options: KafkaOptions) -> str:
     if isinstance(exc, SaslAuthenticationFailed):
         if options.security.get("sasl_mechanism") == "OAUTHBEARER":
             return f"Kafka refused the OAUTHBEARER token ({exc}): check {SETTING}.oauth_token_file"
-        return (
-            f"Kafka refused the SASL credentials ({exc}): check {SETTING}.sasl_username and "
-            f"{SETTING}.sasl_password"
-        )
+        return f"Kafka refused the SASL credentials ({exc}): check {options.login_settings()}"
     if isinstance(exc, UnsupportedSaslMechanismError):
         return f"{exc}: check {SETTING}.sasl_mechanism"
     if isinstance(exc, ssl.SSLCertVerificationError):
