@@ -15,8 +15,10 @@ import pytest
 from ragstream.common.config import QueryDefaults
 from ragstream.common.events import DocumentChange
 from ragstream.common.models import SearchFilter, relation_key
+from ragstream.common.providers.scheduler import Priority
 from ragstream.common.timing import StageTimer
 from ragstream.indexer.stages.extract.parser import COMPLETION_MARKER, TUPLE_DELIMITER
+from ragstream.query.graph_api import GraphReader, NotFound
 from ragstream.query.main import build_engine
 from ragstream.query.transport.convert import query_options
 from ragstream.query.types import Mode, QueryInput
@@ -166,3 +168,25 @@ async def _local_chunks(pipeline: Pipeline, text: str) -> list[Any]:
     options = replace(query_options(params, QueryDefaults()), mode=Mode.LOCAL)
     retrieval = await engine.retrieve(QueryInput(WS, text, options, SearchFilter()), StageTimer())
     return list(retrieval.chunks)
+
+
+async def test_the_graph_service_answers_any_alias_with_the_resolved_entity(
+    tmp_path: Path,
+) -> None:
+    async with running_pipeline(embedded_settings(tmp_path)) as pipeline:
+        await pipeline.publish([change(d, 1, text) for d, text in DOCS.items()])
+        await pipeline.idle()
+        stores = pipeline.backends.stores
+        embedder = pipeline.backends.providers.embeddings.view(Priority.QUERY)
+        reader = GraphReader(stores.search, stores.graph, embedder, pipeline.settings.query)
+        by_alias = await reader.entity(WS, "International Business Machines")
+        by_folding = await reader.entity(WS, "Hugo Chavéz")
+        searched = await reader.search(WS, "International Business Machines", 3)
+        around = await reader.neighbourhood(WS, "international business machines", 1, 10)
+        with pytest.raises(NotFound):
+            await reader.entity(WS, "Business Machines International")
+    assert by_alias.node.key == "ibm"
+    assert by_folding.node.key == "hugo chavez"
+    assert searched[0][0].node.key == "ibm"
+    assert around.nodes[0][0].node.key == "ibm"
+    assert {info.node.key for info, _ in around.nodes} >= {"armonk", "lenovo"}

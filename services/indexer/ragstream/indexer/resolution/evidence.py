@@ -2,7 +2,7 @@
 
 Stage 1 records it with the chunk's mentions, so it is deleted with the chunk and stage 2
 sees only the evidence present. The rules, safest first:
-- `name`: a name and its folded form (`normalize.fold`): case, diacritics, hyphens and
+- `name`: a name and its folded form (`common.text.fold.fold`): case, diacritics, hyphens and
   punctuation, a legal suffix. The folded form is a key of its own, so every spelling of
   one name meets there whether or not the chunks that write them ever meet.
 - `plural`: a lowercase name and its singular ("sensors" / "sensor"); stage 2 accepts it
@@ -11,7 +11,7 @@ sees only the evidence present. The rules, safest first:
   matching.
 - `short_name`: a person's surname or given name used alone after the full name in the
   chunk; weak: stage 2 follows it only when it points at one full name.
-- `cjk`: two CJK names of the chunk with nearly the same characters (`normalize.cjk_similar`).
+- `cjk`: two CJK names of the chunk with nearly the same characters (`fold.cjk_similar`).
 """
 
 from __future__ import annotations
@@ -23,15 +23,15 @@ from dataclasses import dataclass
 
 from ragstream.common.derive import FALLBACK_TYPES
 from ragstream.common.models import Chunk, Mention, MentionKind, entity_key, same_as_key
-from ragstream.common.text.names import name_pattern
-from ragstream.indexer.resolution.normalize import (
+from ragstream.common.text.fold import (
     abbreviation_letters,
-    acronym,
+    acronyms,
     cjk_similar,
     fold,
     is_cjk,
     singular_fold,
 )
+from ragstream.common.text.names import name_pattern
 
 STRONG = frozenset({"name", "plural", "abbreviation", "cjk"})
 WEAK = frozenset({"short_name"})
@@ -88,7 +88,7 @@ def _abbreviations(text: str) -> list[SameAs]:
             found.append(SameAs(entity_key(full), entity_key(match.group(1)), "abbreviation"))
     for match in _ABBR_PAREN.finditer(text):
         abbr, inside = match.group(1), match.group(2).strip()
-        if acronym(_WORD.findall(inside)) == abbreviation_letters(abbr):
+        if abbreviation_letters(abbr) in acronyms(_WORD.findall(inside)):
             found.append(SameAs(entity_key(inside), entity_key(abbr), "abbreviation"))
     return found
 
@@ -100,10 +100,10 @@ def _trailing_expansion(words: list[str], letters: str) -> str:
         return ""
     for start in range(len(words) - 1, max(-1, len(words) - 3 * len(letters) - 1), -1):
         run = words[start:]
-        initials = acronym(run)
-        if initials == letters and run[0][0].isupper():
+        initials = acronyms(run)
+        if letters in initials and run[0][0].isupper():
             return " ".join(run)
-        if len(initials) > len(letters):
+        if min(len(i) for i in initials) > len(letters):
             break
     return ""
 

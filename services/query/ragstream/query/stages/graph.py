@@ -155,13 +155,18 @@ async def _named_first(stores: Stores, q: GraphQuery, hits: list[Hit]) -> list[H
     if not keys:
         return hits
     found = {r.id: r for r in await stores.search.get(Collection.ENTITIES, q.workspace, keys)}
+    # A name entity resolution merged into another entity pins that entity (its alias).
+    for hit in hits:
+        for member in hit.record.attrs.get("members") or ():
+            found.setdefault(str(member), hit.record)
     scores = {hit.record.id: hit.score for hit in hits}
     top = max(scores.values(), default=1.0)
     named = [
-        Hit(found[key], scores.get(key, top))
+        Hit(found[key], scores.get(found[key].id, top))
         for key in keys
         if key in found and _allowed(found[key].doc_ids, q.allowed_docs)
     ]
+    named = list({hit.record.id: hit for hit in named[::-1]}.values())[::-1]
     pinned = {hit.record.id for hit in named}
     return [*named, *(hit for hit in hits if hit.record.id not in pinned)][: q.top_k]
 

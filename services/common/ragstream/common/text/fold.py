@@ -84,6 +84,11 @@ def acronym(words: list[str]) -> str:
     return "".join(w[0].upper() for w in words if w.lower() not in _CONNECTORS and w[0].isalnum())
 
 
+def acronyms(words: list[str]) -> set[str]:
+    """The acronyms a name may have: connectors skipped or kept ("BE", "BOE")."""
+    return {acronym(words), "".join(w[0].upper() for w in words if w[0].isalnum())}
+
+
 def abbreviation_letters(abbr: str) -> str:
     """ "I.B.M." and "IBM" -> "IBM"; lowercase letters of mixed-case forms kept ("DfE")."""
     return "".join(c for c in abbr if c.isalnum()).upper()
