@@ -47,10 +47,34 @@ def fold(name: str) -> str:
     key = entity_key(name)
     if is_cjk(key):
         return _fold_cjk(key)
-    words = _PUNCTUATION.sub(" ", fold_diacritics(key)).split()
+    words = _initialisms(_PUNCTUATION.sub(" ", fold_diacritics(key)).split())
     while len(words) > 1 and words[-1] in LEGAL_SUFFIXES:
         words.pop()
     return " ".join(words)
+
+
+def compact(name: str) -> str:
+    """A name with punctuation, its letters and digits only ("Coca-Cola" -> "cocacola", the key
+    of "CocaCola"); "" for a name without punctuation (spaces alone are no punctuation)."""
+    key = entity_key(name)
+    if is_cjk(key) or not _PUNCTUATION.search(key.replace(" ", "")):
+        return ""
+    return _PUNCTUATION.sub("", fold_diacritics(key).replace(" ", ""))
+
+
+def _initialisms(words: list[str]) -> list[str]:
+    """Runs of single letters joined: "u s a" (from "U.S.A.") -> "usa", "j r r tolkien"
+    -> "jrr tolkien"."""
+    joined: list[str] = []
+    run = False
+    for word in words:
+        single = len(word) == 1 and word.isalpha()
+        if single and run:
+            joined[-1] += word
+        else:
+            joined.append(word)
+        run = single
+    return joined
 
 
 def singular_fold(name: str) -> str:

@@ -27,6 +27,7 @@ from ragstream.common.text.fold import (
     abbreviation_letters,
     acronyms,
     cjk_similar,
+    compact,
     fold,
     is_cjk,
     singular_fold,
@@ -74,6 +75,7 @@ def _folded(names: list[tuple[str, str]]) -> list[SameAs]:
     for name, _ in names:
         key = entity_key(name)
         found.append(SameAs(key, fold(name), "name"))
+        found.append(SameAs(key, compact(name), "name"))
         found.append(SameAs(key, singular_fold(name), "plural"))
     return found
 

@@ -51,13 +51,17 @@ class Resolver:
         kept = {key: [m for m in ms if m.chunk_id in alive] for key, ms in found.items()}
         return {key: ms for key, ms in kept.items() if ms}
 
-    async def resolve(self, ws: str, keys: Sequence[str]) -> Resolved:
-        evidence, reached = await self._evidence(ws, keys)
-        mentions = await self.live(ws, sorted(reached))
+    async def resolve(self, ws: str, keys: Sequence[str], merged: Sequence[str] = ()) -> Resolved:
+        """The groups around `keys`; the live mentions of `merged` (the keys the caller will
+        merge) and of every key some evidence touches (a key no evidence touches is its own
+        group whatever its mentions, so they are not read)."""
+        evidence = await self._evidence(ws, keys)
+        touched = {k for s in evidence for k in (s.a, s.b)}
+        mentions = await self.live(ws, sorted(touched | set(merged)))
         members = {key: _member(key, ms) for key, ms in mentions.items()}
         return Resolved(groups(members, evidence, self._max_size), mentions)
 
-    async def _evidence(self, ws: str, keys: Sequence[str]) -> tuple[list[SameAs], set[str]]:
+    async def _evidence(self, ws: str, keys: Sequence[str]) -> list[SameAs]:
         reached = set(keys)
         frontier = sorted(reached)
         evidence: set[SameAs] = set()
@@ -69,7 +73,7 @@ class Resolver:
             evidence.update(ring)
             frontier = sorted({k for s in ring for k in (s.a, s.b)} - reached)
             reached.update(frontier)
-        return sorted(evidence), reached
+        return sorted(evidence)
 
 
 def _member(key: str, mentions: list[Mention]) -> Member:

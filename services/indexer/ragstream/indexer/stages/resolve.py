@@ -54,7 +54,7 @@ class ResolvedMerge:
         entities = [k for k in keys if not is_relation_key(k)]
         relations = [k for k in keys if is_relation_key(k)]
         ends = [e for k in relations for e in split_relation_key(k)]
-        resolved = await self._resolver.resolve(ws, [*entities, *ends])
+        resolved = await self._resolver.resolve(ws, [*entities, *ends], entities)
         plans = {k: _entity_plan(k, resolved) for k in entities}
         plans |= await self._relation_plans(ws, relations, resolved)
         follow_ups = await self._follow_ups(ws, plans, resolved)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ragstream.common.models import Chunk, Mention, MentionKind, entity_key
-from ragstream.common.text.fold import cjk_similar, fold, singular_fold
+from ragstream.common.text.fold import cjk_similar, compact, fold, singular_fold
 from ragstream.indexer.resolution.evidence import SameAs, found_in, ledger_rows, read_rows
 from ragstream.indexer.resolution.groups import Member, groups
 
@@ -24,6 +24,8 @@ from ragstream.indexer.resolution.groups import Member, groups
         ("Øresund", "Oresund"),
         ("ＴＥＲＮ Ｓ3", "tern s3"),
         ("蓝鲸科技", "蓝鲸科技有限公司"),
+        ("U.S.A.", "USA"),
+        ("J. R. R. Tolkien", "JRR Tolkien"),
     ],
 )
 def test_spellings_of_one_name_fold_alike(a: str, b: str) -> None:
@@ -32,10 +34,23 @@ def test_spellings_of_one_name_fold_alike(a: str, b: str) -> None:
 
 @pytest.mark.parametrize(
     ("a", "b"),
-    [("Mars", "Mar"), ("Co", "Inc"), ("Paris", "Pari"), ("Austria", "Australia"), ("AG", "")],
+    [
+        ("Mars", "Mar"),
+        ("Co", "Inc"),
+        ("Paris", "Pari"),
+        ("Austria", "Australia"),
+        ("AG", ""),
+        ("John F Kennedy", "Johnf Kennedy"),
+    ],
 )
 def test_different_names_stay_apart(a: str, b: str) -> None:
     assert fold(a) != fold(b)
+
+
+def test_a_name_with_punctuation_meets_its_unpunctuated_spelling() -> None:
+    assert compact("Coca-Cola") == entity_key("CocaCola")
+    assert compact("St. Louis") == "stlouis"
+    assert compact("Coca Cola") == ""
 
 
 def test_plural_folds_only_lowercase_names() -> None:
