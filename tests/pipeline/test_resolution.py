@@ -163,11 +163,15 @@ async def test_a_question_naming_one_alias_finds_chunks_naming_another(
 
 
 async def _local_chunks(pipeline: Pipeline, text: str) -> list[Any]:
+    return list((await _local(pipeline, text)).chunks)
+
+
+async def _local(pipeline: Pipeline, text: str, doc_ids: frozenset[str] | None = None) -> Any:
     engine = build_engine(pipeline.settings, pipeline.backends)
     params = query_pb2.QueryParams(top_k=2, chunk_top_k=10)
     options = replace(query_options(params, QueryDefaults()), mode=Mode.LOCAL)
-    retrieval = await engine.retrieve(QueryInput(WS, text, options, SearchFilter()), StageTimer())
-    return list(retrieval.chunks)
+    question = QueryInput(WS, text, options, SearchFilter(doc_ids=doc_ids))
+    return await engine.retrieve(question, StageTimer())
 
 
 async def test_the_graph_service_answers_any_alias_with_the_resolved_entity(
@@ -185,8 +189,12 @@ async def test_the_graph_service_answers_any_alias_with_the_resolved_entity(
         around = await reader.neighbourhood(WS, "international business machines", 1, 10)
         with pytest.raises(NotFound):
             await reader.entity(WS, "Business Machines International")
+        filtered = await _local(pipeline, "What did IBM build?", frozenset({"c"}))
     assert by_alias.node.key == "ibm"
     assert by_folding.node.key == "hugo chavez"
     assert searched[0][0].node.key == "ibm"
     assert around.nodes[0][0].node.key == "ibm"
     assert {info.node.key for info, _ in around.nodes} >= {"armonk", "lenovo"}
+    # A document filter rebuilds the resolved entity from its members' allowed mentions.
+    [ibm] = [e for e in filtered.entities if e.key == "ibm"]
+    assert ibm.doc_ids == ("c",) and "Zurich" in ibm.description
