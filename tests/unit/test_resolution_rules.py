@@ -93,6 +93,19 @@ def test_a_surname_after_the_full_name_is_short_name_evidence() -> None:
     assert not found_in("Halvorsen Aquatics grew. Halvorsen hired.", company)
 
 
+@pytest.mark.parametrize(
+    ("text", "full", "short"),
+    [
+        ("Tug Hill rises. Hill is steep, and the hill is cold.", "Tug Hill", "Hill"),
+        ("MTV Japan aired it. Japan loved it.", "MTV Japan", "Japan"),
+        ("Territory of Papua grew. Papua exported.", "Territory of Papua", "Papua"),
+        ("Myanmar Airways flew. Myanmar grew.", "Myanmar Airways", "Myanmar"),
+    ],
+)
+def test_no_short_name_evidence_for_what_is_no_person(text: str, full: str, short: str) -> None:
+    assert not [s for s in found_in(text, [entity(full), entity(short)]) if s.rule == "short_name"]
+
+
 def test_ledger_rows_round_trip_and_are_keyed_by_each_entity() -> None:
     chunk = Chunk("c1", "w", "d", "text", 1, 0)
     evidence = [SameAs("ibm", "international business machines", "abbreviation")]
@@ -149,6 +162,8 @@ def test_a_short_name_joins_only_one_full_name_and_never_chains_two() -> None:
     }
     one = [SameAs("halvorsen", "ingrid halvorsen", "short_name")]
     assert groups(members, one, 64)["halvorsen"].members == ("halvorsen", "ingrid halvorsen")
+    # The full name is canonical, though the surname alone is used more often.
+    assert groups(members, one, 64)["halvorsen"].canonical == "ingrid halvorsen"
     both = [*one, SameAs("erik halvorsen", "halvorsen", "short_name")]
     found = groups(members, [*both, SameAs("ingrid", "ingrid halvorsen", "short_name")], 64)
     assert found["halvorsen"].members == ("halvorsen",)

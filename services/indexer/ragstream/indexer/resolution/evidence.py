@@ -111,22 +111,38 @@ def _trailing_expansion(words: list[str], letters: str) -> str:
 
 
 def _short_names(text: str, names: list[tuple[str, str]]) -> list[SameAs]:
-    fulls = [
-        (name, name.split())
-        for name, type_ in names
-        if type_ in _PERSON_TYPES and 2 <= len(name.split()) <= 4 and not is_cjk(name)
-    ]
+    """A surname used alone after a person's full name; a given name too when the full name
+    is typed person. A full name is two or three capitalized words of letters (no initials,
+    connectors or digits: "Territory of Papua", "MTV Japan" are no person); the short name
+    is typed person or untyped, and not a common word (never written in lowercase in the
+    chunk: "Tug Hill ... the hill")."""
     found: list[SameAs] = []
-    for short, _ in names:
-        if " " in short or len(short) < 3 or not short[0].isupper() or is_cjk(short):
+    types = dict(names)
+    for full, type_ in names:
+        words = full.split()
+        if (
+            type_ not in _PERSON_TYPES
+            or not 2 <= len(words) <= 3
+            or not all(map(_is_name_word, words))
+        ):
             continue
-        for full, words in fulls:
-            if short in (words[0], words[-1]) and _used_alone_after(text, short, full):
+        for short in {words[-1], words[0]} if type_ == "person" else {words[-1]}:
+            if (
+                types.get(short, "") in _PERSON_TYPES
+                and short in types
+                and _used_alone_after(text, short, full)
+            ):
                 found.append(SameAs(entity_key(short), entity_key(full), "short_name"))
     return found
 
 
+def _is_name_word(word: str) -> bool:
+    return len(word) > 1 and word.isalpha() and word[0].isupper() and not word.isupper()
+
+
 def _used_alone_after(text: str, short: str, full: str) -> bool:
+    if re.search(name_pattern(short.lower()), text):
+        return False  # also a common word in this chunk
     first = text.find(full)
     if first < 0:
         return False

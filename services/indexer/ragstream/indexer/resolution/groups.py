@@ -85,7 +85,9 @@ def groups(
         elif live:
             classes += _by_type(live, members)
     final = _with_short_names(classes, evidence, members)
-    return {key: Group(_canonical(keys, members), tuple(keys)) for keys in final for key in keys}
+    return {
+        key: Group(_canonical(core, members), tuple(keys)) for keys, core in final for key in keys
+    }
 
 
 def _accepted(same: SameAs, members: Mapping[str, Member]) -> bool:
@@ -113,8 +115,10 @@ def _by_type(keys: list[str], members: Mapping[str, Member]) -> list[list[str]]:
 
 def _with_short_names(
     classes: list[list[str]], evidence: Sequence[SameAs], members: Mapping[str, Member]
-) -> list[list[str]]:
-    """Joins each class holding a short name to the one class of full names it points at."""
+) -> list[tuple[list[str], list[str]]]:
+    """Joins each class holding a short name to the one class of full names it points at;
+    each group comes with the keys its canonical name is chosen from (the full names':
+    "Ingrid Halvorsen", not "Halvorsen", however often the surname is used alone)."""
     index = {key: i for i, keys in enumerate(classes) for key in keys}
     targets: dict[int, set[int]] = defaultdict(set)
     for same in evidence:
@@ -124,16 +128,15 @@ def _with_short_names(
         source, target = index[short], index[full]
         if source != target and _compatible(classes[source], classes[target], members):
             targets[source].add(target)
-    joined = _Union()
-    for source, found in targets.items():
-        target = min(found)
-        # Ambiguous (two full names) or a chain (the full name points on): left apart.
-        if len(found) == 1 and target not in targets:
-            joined.join(str(source), str(target))
-    merged: dict[str, list[str]] = defaultdict(list)
+    # Ambiguous (two full names) or a chain (the full name points on): left apart.
+    into = {s: min(t) for s, t in targets.items() if len(t) == 1 and min(t) not in targets}
+    merged: dict[int, list[str]] = defaultdict(list)
+    core: dict[int, list[str]] = defaultdict(list)
     for i, keys in enumerate(classes):
-        merged[joined.find(str(i))] += keys
-    return sorted(sorted(keys) for keys in merged.values())
+        merged[into.get(i, i)] += keys
+        if i not in into:
+            core[i] += keys
+    return sorted((sorted(keys), sorted(core[root])) for root, keys in merged.items())
 
 
 def _compatible(a: list[str], b: list[str], members: Mapping[str, Member]) -> bool:
