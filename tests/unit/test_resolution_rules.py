@@ -194,3 +194,16 @@ def test_an_oversized_component_stays_unmerged() -> None:
     chain = [SameAs(f"k{i}", f"k{i + 1}", "name") for i in range(4)]
     assert groups(members, chain, max_size=4)["k0"].members == ("k0",)
     assert groups(members, chain, max_size=5)["k0"].members == tuple(sorted(members))
+
+
+def test_an_abbreviation_expanded_two_ways_joins_neither() -> None:
+    members = {k: member(1) for k in ("epa", "environmental protection agency", "ecb")}
+    members["economic partnership agreement"] = member(1)
+    evidence = [
+        SameAs("environmental protection agency", "epa", "abbreviation"),
+        SameAs("economic partnership agreement", "epa", "abbreviation"),
+        SameAs("ecb", "european central bank", "abbreviation"),
+    ]
+    found = groups(members, evidence, 64)
+    assert found["epa"].members == ("epa",)
+    assert found["ecb"].members == ("ecb",)  # its expansion has no mentions: no member

@@ -111,27 +111,19 @@ def _trailing_expansion(words: list[str], letters: str) -> str:
 
 
 def _short_names(text: str, names: list[tuple[str, str]]) -> list[SameAs]:
-    """A surname used alone after a person's full name; a given name too when the full name
-    is typed person. A full name is two or three capitalized words of letters (no initials,
-    connectors or digits: "Territory of Papua", "MTV Japan" are no person); the short name
-    is typed person or untyped, and not a common word (never written in lowercase in the
-    chunk: "Tug Hill ... the hill")."""
+    """A surname or given name used alone after a full name typed person: two or three
+    capitalized words of letters (no initials, connectors or digits); the short name typed
+    person or untyped, and no common word (never written in lowercase in the chunk).
+    Untyped full names are left out: "Tug Hill" / "Hill" and "Santa Monica" / "Monica" look
+    like persons to these rules alone."""
     found: list[SameAs] = []
     types = dict(names)
     for full, type_ in names:
         words = full.split()
-        if (
-            type_ not in _PERSON_TYPES
-            or not 2 <= len(words) <= 3
-            or not all(map(_is_name_word, words))
-        ):
+        if type_ != "person" or not 2 <= len(words) <= 3 or not all(map(_is_name_word, words)):
             continue
-        for short in {words[-1], words[0]} if type_ == "person" else {words[-1]}:
-            if (
-                types.get(short, "") in _PERSON_TYPES
-                and short in types
-                and _used_alone_after(text, short, full)
-            ):
+        for short in (words[0], words[-1]):
+            if types.get(short, "") in _PERSON_TYPES and _used_alone_after(text, short, full):
                 found.append(SameAs(entity_key(short), entity_key(full), "short_name"))
     return found
 

@@ -73,8 +73,9 @@ def groups(
     """The group of every member key (a key no evidence touches is a group of one).
     `evidence` may name keys without live mentions: they connect, but are no members."""
     strong = _Union()
+    ambiguous = _ambiguous_abbreviations(evidence)
     for same in evidence:
-        if same.rule in STRONG and _accepted(same, members):
+        if same.rule in STRONG and _accepted(same, members) and same not in ambiguous:
             strong.join(same.a, same.b)
     classes: list[list[str]] = []
     nodes = {k for s in evidence for k in (s.a, s.b)} | set(members)
@@ -87,6 +88,21 @@ def groups(
     final = _with_short_names(classes, evidence, members)
     return {
         key: Group(_canonical(core, members), tuple(keys)) for keys, core in final for key in keys
+    }
+
+
+def _ambiguous_abbreviations(evidence: Sequence[SameAs]) -> set[SameAs]:
+    """Abbreviation evidence of an abbreviation expanded two ways ("EPA": Environmental
+    Protection Agency, Economic Partnership Agreement): it names neither for sure."""
+    expansions: dict[str, set[str]] = defaultdict(set)
+    for same in evidence:
+        if same.rule == "abbreviation":
+            short, full = sorted((same.a, same.b), key=lambda k: (" " in k, len(k), k))
+            expansions[short].add(full)
+    return {
+        same
+        for same in evidence
+        if same.rule == "abbreviation" and any(len(expansions[k]) > 1 for k in (same.a, same.b))
     }
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+from ragstream.common.derive import merge
 from ragstream.common.models import (
     Collection,
     Mention,
@@ -123,10 +124,13 @@ def _entity_plan(key: str, resolved: Resolved) -> KeyPlan:
     if resolved.canonical(key) != key:
         return KeyPlan()
     members = resolved.members(key)
-    mentions = [replace(m, key=key) for k in members for m in resolved.mentions.get(k, [])]
+    found = [m for k in members for m in resolved.mentions.get(k, [])]
     if len(members) == 1:
-        return KeyPlan(mentions)
-    return KeyPlan(mentions, Aliases(members, tuple(sorted({m.name for m in mentions}))))
+        return KeyPlan(found)
+    # The group's name is its canonical member's own (the vote over that member's mentions).
+    name = merge(key, resolved.mentions.get(key, [])).name
+    aliases = Aliases(members, tuple(sorted({m.name for m in found})))
+    return KeyPlan([replace(m, key=key, name=name) for m in found], aliases)
 
 
 def _members(record: SearchRecord | None, key: str) -> set[str]:
