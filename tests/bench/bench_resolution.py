@@ -8,7 +8,8 @@ Run on demand over an index `ragstream eval multihop --index-dir DIR` kept:
     .venv/bin/python -m tests.bench.bench_resolution DIR [DIR ...]
 
 Printed per index: entities, resolved entities (with members), and the groups (and surplus
-entities) of such spellings, with up to ten examples.
+entities) of such spellings, with up to ten examples; `punctuation_groups` leaves out the
+groups whose names differ in spacing alone ("Bee Hive" / "Beehive"), which no rule merges.
 """
 
 from __future__ import annotations
@@ -25,6 +26,23 @@ def spelling(name: str) -> str:
     decomposed = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", name))
     bare = "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
     return "".join(c for c in bare if c.isalnum())
+
+
+def _bare(name: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", name))
+    return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
+
+
+def punctuation_only(names: list[str]) -> bool:
+    """Whether some two of the names are equal with punctuation dropped, or with it read
+    as a space ("U.S" / "US", "Kim Il-sung" / "Kim Il Sung"), spaces otherwise kept."""
+    dropped = ["".join(c for c in _bare(n) if c.isalnum() or c.isspace()).split() for n in names]
+    spaced = ["".join(c if c.isalnum() else " " for c in _bare(n)).split() for n in names]
+    return any(
+        dropped[i] == dropped[j] or spaced[i] == spaced[j]
+        for i in range(len(names))
+        for j in range(i + 1, len(names))
+    )
 
 
 def report(index_dir: Path) -> dict[str, object]:
@@ -46,6 +64,7 @@ def report(index_dir: Path) -> dict[str, object]:
         "resolved": resolved,
         "spelling_groups": len(groups),
         "surplus_entities": sum(len(g) - 1 for g in groups),
+        "punctuation_groups": sum(punctuation_only(g) for g in groups),
         "examples": [sorted(g) for g in groups[:10]],
     }
 
