@@ -103,3 +103,12 @@ def test_another_bundled_model_makes_another_index(
     key = index_key(settings, SetKind.BEIR, tmp_path)
     monkeypatch.setattr(minilm, "NAME", minilm.NAME + "-next")
     assert index_key(settings, SetKind.BEIR, tmp_path) != key
+
+
+def test_a_graph_set_indexed_without_resolution_is_another_index(tmp_path: Path) -> None:
+    on = index_key(Settings(data_dir=tmp_path), SetKind.MULTIHOP, tmp_path)
+    off = Settings(data_dir=tmp_path, resolution={"enabled": False})
+    assert index_key(off, SetKind.MULTIHOP, tmp_path) != on
+    assert index_key(off, SetKind.BEIR, tmp_path) == index_key(
+        Settings(data_dir=tmp_path), SetKind.BEIR, tmp_path
+    )

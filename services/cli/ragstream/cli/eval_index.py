@@ -48,6 +48,7 @@ def index_settings(settings: Settings, kind: SetKind) -> dict[str, Any]:
     if kind is SetKind.MULTIHOP:  # the graph comes from extraction (and the LLM, if any)
         parts["extraction"] = settings.extraction.model_dump(mode="json")
         parts["llm"] = settings.llm.model_dump(mode="json", exclude=_RUNTIME)
+        parts["resolution"] = settings.resolution.model_dump(mode="json")
     return parts
 
 

@@ -36,6 +36,7 @@ from ragstream.common.config_chunking import ChunkingConfig
 from ragstream.common.config_communities import CommunitiesConfig
 from ragstream.common.config_kafka import KafkaSecurityConfig
 from ragstream.common.config_rerank import RerankConfig
+from ragstream.common.config_resolution import ResolutionConfig
 from ragstream.common.cores import available_cores
 from ragstream.common.listen import ListenError, parse_listen
 from ragstream.common.text.language import parse_languages
@@ -339,6 +340,7 @@ class Settings(BaseSettings):
     storage: StorageConfig = StorageConfig()
     indexer: IndexerConfig = IndexerConfig()
     communities: CommunitiesConfig = CommunitiesConfig()
+    resolution: ResolutionConfig = ResolutionConfig()
     elasticsearch: ElasticsearchConfig = ElasticsearchConfig()
     nebula: NebulaConfig = NebulaConfig()
     rerank: RerankConfig = RerankConfig()
@@ -361,8 +363,7 @@ class Settings(BaseSettings):
 
 _config_file: ContextVar[str | None] = ContextVar("ragstream_config_file", default=None)
 """The file `load_settings` was given, for `settings_customise_sources` (a classmethod that
-pydantic calls with no way to pass it one); set for the duration of that call only, so the
-file reaches no other load and no child process."""
+pydantic calls with no way to pass it one); set only for that call (no other load sees it)."""
 
 
 class ConfigError(Exception):

@@ -193,6 +193,9 @@ class DocumentRecord:
 class MentionKind(enum.StrEnum):
     ENTITY = "entity"
     RELATION = "relation"
+    SAME_AS = "same_as"
+    """Same-as evidence: the chunk says its `source` entity is also named otherwise (the
+    entity resolution ledger, `ragstream.indexer.resolution.evidence`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -298,3 +301,17 @@ def split_relation_key(key: str) -> tuple[str, str]:
 
 def is_relation_key(key: str) -> bool:
     return RELATION_KEY_MARK in key
+
+
+SAME_AS_KEY_MARK = "\u241d"
+"""Starts the ledger key of an entity's same-as evidence; no normalized entity name holds it."""
+
+
+def same_as_key(entity: str) -> str:
+    """The ledger key of the same-as evidence about one entity key."""
+    return f"{SAME_AS_KEY_MARK}{entity}"
+
+
+def same_as_entity(key: str) -> str | None:
+    """The entity key a same-as ledger key is about; None for any other key."""
+    return key[1:] if key.startswith(SAME_AS_KEY_MARK) else None

@@ -32,6 +32,7 @@ from ragstream.indexer.consumer import (
     document_consumer,
 )
 from ragstream.indexer.documents import DocumentIndexer
+from ragstream.indexer.resolution.resolver import Resolver
 from ragstream.indexer.stages.communities import CommunityMaintainer
 from ragstream.indexer.stages.community_reports import (
     ExtractiveReportWriter,
@@ -44,7 +45,8 @@ from ragstream.indexer.stages.extract.mentions import MentionExtraction
 from ragstream.indexer.stages.extract.nlp_extractor import NLPExtractor
 from ragstream.indexer.stages.extract.records import Extractor
 from ragstream.indexer.stages.ledger import Ledger
-from ragstream.indexer.stages.merge import GraphMerger, MergeConfig
+from ragstream.indexer.stages.merge import FollowUps, GraphMerger, MergeConfig
+from ragstream.indexer.stages.resolve import ResolvedMerge
 from ragstream.indexer.stages.summarize import LLMSummarizer, Summarizer, TruncatingSummarizer
 
 log = logging.getLogger(__name__)
@@ -87,7 +89,7 @@ def build_stages(settings: Settings, backends: Backends) -> Stages:
         providers.embeddings.view(Priority.INDEXING),
         settings.chunking,
         MentionExtraction(extractor, settings.indexer.concurrency),
-        Ledger(stores.mentions, bus.publisher, topics.graph_merge),
+        Ledger(stores.mentions, bus.publisher, topics.graph_merge, settings.resolution.enabled),
     )
     documents = document_consumer(
         bus.consumer(settings.bus.group_id, [topics.documents]),
@@ -103,6 +105,7 @@ def build_stages(settings: Settings, backends: Backends) -> Stages:
         providers.embeddings.view(Priority.MERGE),
         summarizer,
         MergeConfig(summary_concurrency=settings.indexer.merge_concurrency),
+        *resolution(settings, backends),
     )
     merges = BatchConsumer(
         bus.consumer(merge_group(settings.bus.group_id), [topics.graph_merge]),
@@ -118,6 +121,18 @@ def build_stages(settings: Settings, backends: Backends) -> Stages:
     if not settings.communities.enabled:
         return documents, merges
     return documents, merges, community_stage(settings, backends)
+
+
+def resolution(
+    settings: Settings, backends: Backends
+) -> tuple[ResolvedMerge | None, FollowUps | None]:
+    """Stage 2's entity resolution and the publisher of its follow-up keys, when it is on."""
+    if not settings.resolution.enabled:
+        return None, None
+    stores = backends.stores
+    resolver = Resolver(stores.mentions, stores.search, settings.resolution.max_group)
+    ledger = Ledger(stores.mentions, backends.bus.publisher, backends.topics.graph_merge)
+    return ResolvedMerge(resolver, stores.search, stores.graph), ledger.publish
 
 
 def merge_then_communities(

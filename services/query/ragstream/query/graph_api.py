@@ -18,11 +18,14 @@ from ragstream.common.models import Collection, GraphEdge, GraphNode, SearchFilt
 from ragstream.common.providers.embedding import Embedder
 from ragstream.common.storage.protocols import GraphStore, SearchStore
 from ragstream.common.text.analyzer import analyze
+from ragstream.common.text.fold import fold
 from ragstream.query.neighbourhood import Reached, next_ring, ranked
 from ragstream.query.search import SearchSpec, hybrid_search
 
 MAX_SOURCE_CHUNKS = 20
 """Source chunks returned with an entity or relation."""
+ALIAS_CANDIDATES = 10
+"""Entities whose aliases are checked for a name that is no entity's own."""
 
 
 class NotFound(LookupError):
@@ -91,7 +94,7 @@ class GraphReader:
         )
         hits = await hybrid_search(self._search, Collection.ENTITIES, spec)
         scores = {hit.record.id: hit.score for hit in hits}
-        named = entity_key(text)
+        named = await self.resolved_key(workspace, text)
         # An entity named exactly so comes first (kept only if it exists), as in local mode.
         found = await self.entities(workspace, [named, *(k for k in scores if k != named)])
         top = max(scores.values(), default=1.0)
@@ -103,14 +106,34 @@ class GraphReader:
         degrees = await self._graph.degrees(workspace, [n.key for n in nodes])
         return [EntityInfo(n, degrees.get(n.key, 0)) for n in nodes]
 
+    async def resolved_key(self, workspace: str, name: str) -> str:
+        """The key of the entity `name` names: its own, or that of the resolved entity that
+        holds it as an alias (entity resolution merged it there), found among the entities
+        that BM25 finds for the name, since aliases are terms of their entity."""
+        key = entity_key(name)
+        if await self._graph.get_nodes(workspace, [key]):
+            return key
+        hits = await self._search.search_terms(
+            Collection.ENTITIES, workspace, analyze(name), SearchFilter(), ALIAS_CANDIDATES
+        )
+        folded = fold(key)
+        for hit in hits:
+            members = hit.record.attrs.get("members") or ()
+            if key in members or folded in {fold(str(m)) for m in members}:
+                return hit.record.id
+        return key
+
     async def entity(self, workspace: str, name: str) -> EntityInfo:
-        found = await self.entities(workspace, [entity_key(name)])
+        found = await self.entities(workspace, [await self.resolved_key(workspace, name)])
         if not found:
             raise NotFound(f"workspace {workspace!r} has no entity named so")
         return found[0]
 
     async def relation(self, workspace: str, source: str, target: str) -> RelationInfo:
-        pair = (entity_key(source), entity_key(target))
+        pair = (
+            await self.resolved_key(workspace, source),
+            await self.resolved_key(workspace, target),
+        )
         edges = await self._graph.get_edges(workspace, [pair])
         if not edges:
             raise NotFound(f"workspace {workspace!r} has no relation between these entities")

@@ -18,9 +18,10 @@ from collections.abc import Sequence
 from ragstream.common.bus.protocols import Publisher
 from ragstream.common.bus.spans import producer_span
 from ragstream.common.events import MergeKey, encode_merge
-from ragstream.common.models import Chunk, Mention, is_relation_key
+from ragstream.common.models import Chunk, Mention, MentionKind, is_relation_key, same_as_entity
 from ragstream.common.storage.protocols import MentionStore
 from ragstream.common.telemetry import trace_headers
+from ragstream.indexer.resolution.evidence import found_in, ledger_rows
 
 
 class Ledger:
@@ -29,19 +30,31 @@ class Ledger:
         mentions: MentionStore,
         publisher: Publisher,
         merge_topic: str,
+        resolution: bool = False,
     ) -> None:
+        """`resolution`: record each chunk's same-as evidence with its mentions."""
         self._mentions = mentions
         self._publisher = publisher
         self._topic = merge_topic
+        self._resolution = resolution
 
     async def record(
         self, workspace: str, added: Sequence[Chunk], extracted: Sequence[list[Mention]]
     ) -> set[str]:
-        """Writes the added chunks' mentions; returns the keys they mention."""
-        by_chunk = {chunk.id: mentions for chunk, mentions in zip(added, extracted, strict=True)}
+        """Writes the added chunks' mentions (and evidence); returns the keys they touch."""
+        by_chunk = {
+            chunk.id: [*mentions, *self._evidence(chunk, mentions)]
+            for chunk, mentions in zip(added, extracted, strict=True)
+        }
         if by_chunk:
             await self._mentions.replace_mentions(workspace, by_chunk)
-        return {m.key for mentions in extracted for m in mentions}
+        return {m.key for mentions in by_chunk.values() for m in mentions}
+
+    def _evidence(self, chunk: Chunk, mentions: list[Mention]) -> list[Mention]:
+        if not self._resolution:
+            return []
+        entities = [m for m in mentions if m.kind is MentionKind.ENTITY]
+        return ledger_rows(chunk, found_in(chunk.content, entities))
 
     async def keys_of(self, workspace: str, chunk_ids: Sequence[str]) -> set[str]:
         return await self._mentions.keys_of_chunks(workspace, chunk_ids)
@@ -52,7 +65,9 @@ class Ledger:
         with producer_span(self._topic, len(keys)):
             # Encoded inside the span: each merge continues this document's trace.
             traced = trace_headers()
-            records = [encode_merge(MergeKey(workspace, key), traced) for key in sorted(keys)]
+            # Evidence about an entity is merged as that entity (stage 2 regroups it).
+            merged = {same_as_entity(key) or key for key in keys}
+            records = [encode_merge(MergeKey(workspace, key), traced) for key in sorted(merged)]
             await self._publisher.publish(self._topic, records)
 
     async def forget(self, workspace: str, chunk_ids: Sequence[str]) -> None:
@@ -60,6 +75,7 @@ class Ledger:
 
     async def counts(self, workspace: str, chunk_ids: Sequence[str]) -> tuple[int, int]:
         """(entities, relations) the chunks mention."""
-        keys = await self._mentions.keys_of_chunks(workspace, chunk_ids)
+        found = await self._mentions.keys_of_chunks(workspace, chunk_ids)
+        keys = {key for key in found if same_as_entity(key) is None}
         relations = sum(1 for key in keys if is_relation_key(key))
         return len(keys) - relations, relations

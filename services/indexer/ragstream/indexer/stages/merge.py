@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from opentelemetry import context as otel_context
@@ -37,8 +37,13 @@ from ragstream.common.models import (
 from ragstream.common.providers.embedding import Embedder
 from ragstream.common.storage.protocols import GraphStore, MentionStore, SearchStore
 from ragstream.common.telemetry import annotate, own, span
-from ragstream.indexer.stages.merge_records import Merged, embedding_text, merged
+from ragstream.indexer.resolution.resolver import Resolver
+from ragstream.indexer.stages.merge_records import Aliases, Merged, embedding_text, merged
+from ragstream.indexer.stages.resolve import KeyPlan, ResolvedMerge
 from ragstream.indexer.stages.summarize import Summarizer
+
+FollowUps = Callable[[str, set[str]], Awaitable[None]]
+"""Publishes (workspace, keys) to the graph-merge topic."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,8 +64,14 @@ class GraphMerger:
         embedder: Embedder,
         summarizer: Summarizer,
         cfg: MergeConfig = MergeConfig(),
+        resolution: ResolvedMerge | None = None,
+        follow_ups: FollowUps | None = None,
     ) -> None:
-        self._mentions = mentions
+        """`resolution` merges alias groups (None: each key alone); `follow_ups` publishes
+        the keys its changes leave stale, to the graph-merge topic."""
+        self._resolver = Resolver(mentions, search)
+        self._resolution = resolution
+        self._follow_ups = follow_ups
         self._search = search
         self._graph = graph
         self._embedder = embedder
@@ -82,26 +93,37 @@ class GraphMerger:
         for workspace, keys in by_workspace.items():
             await self._merge_workspace(workspace, keys)
 
+    async def _plans(self, ws: str, keys: list[str]) -> dict[str, KeyPlan]:
+        """Each key's mentions: its own live ones, or its group's when resolution is on (whose
+        follow-up keys are published before any write: see stages/resolve.py)."""
+        if self._resolution is None:
+            live = await self._resolver.live(ws, keys)
+            return {key: KeyPlan(live.get(key, [])) for key in keys}
+        batch = await self._resolution.plan(ws, keys)
+        if batch.follow_ups and self._follow_ups is not None:
+            await self._follow_ups(ws, batch.follow_ups)
+        return batch.keys
+
     async def _merge_workspace(self, ws: str, keys: dict[str, otel_context.Context | None]) -> None:
-        live = await self._live_mentions(ws, list(keys))
+        plans = await self._plans(ws, list(keys))
         cfg = self._cfg
         merges: list[Merged | None] = []
-        summaries: dict[int, tuple[Draft, otel_context.Context | None]] = {}
+        summaries: dict[int, tuple[Draft, Aliases, otel_context.Context | None]] = {}
         for key, parent in keys.items():
-            mentions = live.get(key, [])
-            _annotate(parent, ws, key, mentions)
-            if not mentions:
+            plan = plans[key]
+            _annotate(parent, ws, key, plan.mentions)
+            if not plan.mentions:
                 merges.append(None)  # no live mentions: delete the key
                 continue
-            draft = merge(key, mentions)
+            draft = merge(key, plan.mentions)
             if needs_summary(draft.fragments, cfg.max_fragments, cfg.max_tokens):
-                summaries[len(merges)] = draft, parent
+                summaries[len(merges)] = draft, plan.aliases, parent
                 merges.append(None)
             else:
-                merges.append(merged(ws, draft, joined(draft.fragments)))
+                merges.append(merged(ws, draft, joined(draft.fragments), plan.aliases))
         # Only the keys that need an LLM summary wait on one; they run concurrently.
         summarized = await asyncio.gather(
-            *(self._summarized(ws, draft, parent) for draft, parent in summaries.values())
+            *(self._summarized(ws, *summary) for summary in summaries.values())
         )
         for index, done in zip(summaries, summarized, strict=True):
             merges[index] = done
@@ -110,15 +132,8 @@ class GraphMerger:
         records = await self._embedded(ws, upserts)
         await self._write(ws, upserts, records, gone)
 
-    async def _live_mentions(self, ws: str, keys: list[str]) -> dict[str, list[Mention]]:
-        """The keys' mentions whose chunk still exists (see stages/ledger.py for why)."""
-        mentions = await self._mentions.mentions_of(ws, keys)
-        chunk_ids = list(dict.fromkeys(m.chunk_id for ms in mentions.values() for m in ms))
-        live = await self._search.existing(Collection.CHUNKS, ws, chunk_ids)
-        return {key: [m for m in ms if m.chunk_id in live] for key, ms in mentions.items()}
-
     async def _summarized(
-        self, ws: str, draft: Draft, parent: otel_context.Context | None
+        self, ws: str, draft: Draft, aliases: Aliases, parent: otel_context.Context | None
     ) -> Merged:
         cfg = self._cfg
         label = draft.name or f"{draft.source} / {draft.target}"
@@ -128,7 +143,7 @@ class GraphMerger:
                 description = await self._summarizer.summarize(
                     label, draft.fragments, cfg.summary_tokens
                 )
-        return merged(ws, draft, description)
+        return merged(ws, draft, description, aliases)
 
     async def _embedded(self, ws: str, upserts: list[Merged]) -> list[SearchRecord]:
         """The records with their vectors: the stored one when the embedded text is

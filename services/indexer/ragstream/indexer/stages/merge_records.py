@@ -51,22 +51,38 @@ class Merged:
     edge: GraphEdge | None = None
 
 
-def merged(workspace: str, draft: Draft, description: str) -> Merged:
+@dataclass(frozen=True, slots=True)
+class Aliases:
+    """What entity resolution merged into a key (empty for a key merged alone)."""
+
+    members: tuple[str, ...] = ()
+    """Entity: the member entity keys; relation: the raw relation keys."""
+    names: tuple[str, ...] = ()
+    """Entity: every name its members are written with, sorted."""
+
+
+ALONE = Aliases()
+
+
+def merged(workspace: str, draft: Draft, description: str, group: Aliases = ALONE) -> Merged:
     """The records of a merged entity (a draft with a name) or relation."""
     return (
-        _relation(workspace, draft, description)
+        _relation(workspace, draft, description, group)
         if draft.source
-        else _entity(workspace, draft, description)
+        else _entity(workspace, draft, description, group)
     )
 
 
-def _entity(ws: str, draft: Draft, description: str) -> Merged:
+def _entity(ws: str, draft: Draft, description: str, group: Aliases) -> Merged:
     text = f"{draft.name}\n{description}"
+    aliases = [a for a in group.names if a != draft.name]
+    # Aliases are BM25 terms (a search by any alias finds the entity); the embedded text
+    # stays name and description, so an entity merged alone embeds what it did before.
     record = SearchRecord(
         id=draft.key,
         workspace=ws,
         text=text,
-        terms=tuple(analyze(text)),
+        terms=tuple(analyze(" ".join([*aliases, text]))),
         vector=NO_VECTOR,
         doc_ids=draft.doc_ids,
         attrs={
@@ -75,13 +91,22 @@ def _entity(ws: str, draft: Draft, description: str) -> Merged:
             "description": description,
             "source_ids": list(draft.chunk_ids),
             "file_paths": list(draft.file_paths),
+            **_grouped(group, aliases),
         },
     )
     node = GraphNode(draft.key, draft.name, draft.type, description, draft.chunk_ids, draft.doc_ids)
     return Merged(Collection.ENTITIES, record, text, node=node)
 
 
-def _relation(ws: str, draft: Draft, description: str) -> Merged:
+def _grouped(group: Aliases, aliases: list[str]) -> dict[str, object]:
+    """The attributes entity resolution adds: only on a key it merged others into."""
+    grouped: dict[str, object] = {"members": list(group.members)} if group.members else {}
+    if aliases:
+        grouped["aliases"] = aliases
+    return grouped
+
+
+def _relation(ws: str, draft: Draft, description: str, group: Aliases) -> Merged:
     embedded = relation_embedding_text(draft.keywords, draft.source, draft.target, description)
     record = SearchRecord(
         id=draft.key,
@@ -98,6 +123,7 @@ def _relation(ws: str, draft: Draft, description: str) -> Merged:
             "weight": draft.weight,
             "source_ids": list(draft.chunk_ids),
             "file_paths": list(draft.file_paths),
+            **_grouped(group, []),
         },
     )
     edge = GraphEdge(

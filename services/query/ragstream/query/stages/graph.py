@@ -155,13 +155,18 @@ async def _named_first(stores: Stores, q: GraphQuery, hits: list[Hit]) -> list[H
     if not keys:
         return hits
     found = {r.id: r for r in await stores.search.get(Collection.ENTITIES, q.workspace, keys)}
+    # A name entity resolution merged into another entity pins that entity (its alias).
+    for hit in hits:
+        for member in hit.record.attrs.get("members") or ():
+            found.setdefault(str(member), hit.record)
     scores = {hit.record.id: hit.score for hit in hits}
     top = max(scores.values(), default=1.0)
     named = [
-        Hit(found[key], scores.get(key, top))
+        Hit(found[key], scores.get(found[key].id, top))
         for key in keys
         if key in found and _allowed(found[key].doc_ids, q.allowed_docs)
     ]
+    named = list({hit.record.id: hit for hit in named[::-1]}.values())[::-1]
     pinned = {hit.record.id for hit in named}
     return [*named, *(hit for hit in hits if hit.record.id not in pinned)][: q.top_k]
 
@@ -210,16 +215,37 @@ async def _filtered(
     allowed = q.allowed_docs
     if allowed is None:
         return entities, relations
-    keys = [e.key for e in entities] + [r.key for r in relations]
-    mentions = await stores.mentions.mentions_of(q.workspace, keys)
+    members = await _members(stores, q.workspace, entities, relations)
+    raw = sorted({k for ks in members.values() for k in ks})
+    mentions = await stores.mentions.mentions_of(q.workspace, raw)
     rebuilt = {}
-    for key, found in mentions.items():
-        kept = [m for m in found if m.doc_id in allowed]
+    for key, merged in members.items():
+        kept = [m for k in merged for m in mentions.get(k, []) if m.doc_id in allowed]
         if kept:
             rebuilt[key] = merge(key, kept)
     entities = [_rebuilt(e, d) for e in entities if (d := rebuilt.get(e.key))]
     relations = [_rebuilt(r, d) for r in relations if (d := rebuilt.get(r.key))]
     return entities, relations
+
+
+async def _members(
+    stores: Stores,
+    workspace: str,
+    entities: list[ContextEntity],
+    relations: list[ContextRelation],
+) -> dict[str, list[str]]:
+    """The ledger keys each entity and relation was merged from: its own, or its alias
+    group's when entity resolution merged several (the record's `members`)."""
+    members: dict[str, list[str]] = {}
+    for collection, items in (
+        (Collection.ENTITIES, [e.key for e in entities]),
+        (Collection.RELATIONS, [r.key for r in relations]),
+    ):
+        stored = {r.id: r.attrs.get("members") for r in await stores.search.get(
+            collection, workspace, items
+        )}  # fmt: skip
+        members |= {key: [str(k) for k in stored.get(key) or [key]] for key in items}
+    return members
 
 
 def _rebuilt(item: Item, draft: Draft) -> Item:

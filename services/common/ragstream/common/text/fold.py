@@ -1,0 +1,131 @@
+"""Name normalization for entity resolution (pure functions).
+
+`fold` maps the spellings of one name to one form: Unicode NFKC, diacritics folded, case,
+hyphens and punctuation, and a trailing legal suffix ("IBM Corp." and "IBM", "Hugo Chávez"
+and "Hugo Chavez", "Palais-Royal" and "Palais Royal", "Kim Il-sung" and "Kim Il Sung").
+Its output lives in the entity-key space (`models.entity_key` of a plain name), so an
+entity whose key already is the folded form anchors every other spelling of it.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from ragstream.common.models import entity_key
+
+_LEGAL_SUFFIXES = (
+    "inc incorporated corp corporation co ltd limited llc plc gmbh ag sa nv bv spa srl"
+)
+LEGAL_SUFFIXES = frozenset(
+    f"{_LEGAL_SUFFIXES} pty oy ab as kk 有限公司 股份有限公司 集团 公司".split()
+)
+"""Company-form words dropped from the end of a name; "Co" only after another word."""
+
+_UNFOLDED = str.maketrans(
+    {"ø": "o", "ß": "ss", "ł": "l", "đ": "d", "ð": "d", "þ": "th", "æ": "ae", "œ": "oe", "ı": "i"}
+)
+"""Letters NFKD does not decompose into a base letter and a mark."""
+_PUNCTUATION = re.compile(r"[\W_]+")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_CJK_SUFFIXES = tuple(s for s in LEGAL_SUFFIXES if _CJK.match(s))
+_PLURAL_EXCEPTIONS = ("ss", "us", "is", "ics", "ous", "ness")
+
+
+def fold_diacritics(text: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", text)
+    bare = "".join(c for c in decomposed if not unicodedata.combining(c))
+    return bare.translate(_UNFOLDED)
+
+
+def is_cjk(name: str) -> bool:
+    return bool(_CJK.search(name))
+
+
+def fold(name: str) -> str:
+    """The folded form of a name, in entity-key space; "" when nothing is left."""
+    key = entity_key(name)
+    if is_cjk(key):
+        return _fold_cjk(key)
+    words = _initialisms(_PUNCTUATION.sub(" ", fold_diacritics(key)).split())
+    while len(words) > 1 and words[-1] in LEGAL_SUFFIXES:
+        words.pop()
+    return " ".join(words)
+
+
+def compact(name: str) -> str:
+    """A name with punctuation, its letters and digits only ("Coca-Cola" -> "cocacola", the key
+    of "CocaCola"); "" for a name without punctuation (spaces alone are no punctuation)."""
+    key = entity_key(name)
+    if is_cjk(key) or not _PUNCTUATION.search(key.replace(" ", "")):
+        return ""
+    return _PUNCTUATION.sub("", fold_diacritics(key).replace(" ", ""))
+
+
+def _initialisms(words: list[str]) -> list[str]:
+    """Runs of single letters joined: "u s a" (from "U.S.A.") -> "usa", "j r r tolkien"
+    -> "jrr tolkien"."""
+    joined: list[str] = []
+    run = False
+    for word in words:
+        single = len(word) == 1 and word.isalpha()
+        if single and run:
+            joined[-1] += word
+        else:
+            joined.append(word)
+        run = single
+    return joined
+
+
+def singular_fold(name: str) -> str:
+    """The folded form with a plain English plural -s dropped, for a name written in
+    lowercase (a common noun: "sensors" and "sensor"), never a proper name ("Mars",
+    "Hughes"); "" when the rule does not apply."""
+    folded = fold(name)
+    if name != name.lower() or is_cjk(folded) or not folded:
+        return ""
+    head, _, last = folded.rpartition(" ")
+    if len(last) > 3 and last.endswith("s") and not last.endswith(_PLURAL_EXCEPTIONS):
+        return f"{head} {last[:-1]}".strip()
+    return ""
+
+
+def _fold_cjk(key: str) -> str:
+    """CJK names keep their characters (no case, no diacritics): only punctuation, spaces
+    and a trailing company form go."""
+    bare = _PUNCTUATION.sub("", key)
+    for suffix in sorted(_CJK_SUFFIXES, key=len, reverse=True):
+        if bare.endswith(suffix) and len(bare) > len(suffix) + 1:
+            return bare[: -len(suffix)]
+    return bare
+
+
+_CONNECTORS = frozenset({"of", "and", "for", "the", "de", "du", "la", "&", "in", "on", "für"})
+
+
+def acronym(words: list[str]) -> str:
+    """The initials of a name's words, connectors skipped: "Bank of England" -> "BE"."""
+    return "".join(w[0].upper() for w in words if w.lower() not in _CONNECTORS and w[0].isalnum())
+
+
+def acronyms(words: list[str]) -> set[str]:
+    """The acronyms a name may have: connectors skipped or kept ("BE", "BOE")."""
+    return {acronym(words), "".join(w[0].upper() for w in words if w[0].isalnum())}
+
+
+def abbreviation_letters(abbr: str) -> str:
+    """ "I.B.M." and "IBM" -> "IBM"; lowercase letters of mixed-case forms kept ("DfE")."""
+    return "".join(c for c in abbr if c.isalnum()).upper()
+
+
+def cjk_similar(a: str, b: str) -> bool:
+    """Two CJK names as one (RAGFlow's rule, stricter): character-set Jaccard at least 0.8,
+    both at least two characters, and no digit among the characters they do not share
+    ("1号线" and "2号线" differ)."""
+    set_a, set_b = set(a), set(b)
+    if min(len(a), len(b)) < 2 or a == b:
+        return False
+    differing = set_a ^ set_b
+    if any(c.isdigit() for c in differing):
+        return False
+    return len(set_a & set_b) / len(set_a | set_b) >= 0.8

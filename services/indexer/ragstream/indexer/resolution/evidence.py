@@ -1,0 +1,180 @@
+"""Same-as evidence found in one chunk (pure functions), and its ledger rows.
+
+Stage 1 records it with the chunk's mentions, so it is deleted with the chunk and stage 2
+sees only the evidence present. The rules, safest first:
+- `name`: a name and its folded form (`common.text.fold.fold`): case, diacritics, hyphens and
+  punctuation, a legal suffix. The folded form is a key of its own, so every spelling of
+  one name meets there whether or not the chunks that write them ever meet.
+- `plural`: a lowercase name and its singular ("sensors" / "sensor"); stage 2 accepts it
+  only between names both written in lowercase.
+- `abbreviation`: "Full Name (ABBR)" or "ABBR (Full Name)" in the text, the initials
+  matching.
+- `short_name`: a person's surname or given name used alone after the full name in the
+  chunk; weak: stage 2 follows it only when it points at one full name.
+- `cjk`: two CJK names of the chunk with nearly the same characters (`fold.cjk_similar`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ragstream.common.derive import FALLBACK_TYPES
+from ragstream.common.models import Chunk, Mention, MentionKind, entity_key, same_as_key
+from ragstream.common.text.fold import (
+    abbreviation_letters,
+    acronyms,
+    cjk_similar,
+    compact,
+    fold,
+    is_cjk,
+    singular_fold,
+)
+from ragstream.common.text.names import name_pattern
+
+STRONG = frozenset({"name", "plural", "abbreviation", "cjk"})
+WEAK = frozenset({"short_name"})
+
+_PAREN_ABBR = re.compile(r"\(\s*([A-Z][A-Za-z0-9&.]{1,11})\s*\)")
+_ABBR_PAREN = re.compile(r"(?<![\w.])([A-Z][A-Z0-9&.]{1,11})\s*\(([^()]{3,120})\)")
+_WORD = re.compile(r"[^\W_][\w&'.-]*")
+_PERSON_TYPES = frozenset({"person", *FALLBACK_TYPES})
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class SameAs:
+    """Two entity keys the chunk says are one thing, and the rule that says so."""
+
+    a: str
+    b: str
+    rule: str
+
+
+def found_in(text: str, entities: Sequence[Mention]) -> list[SameAs]:
+    """Every piece of evidence in one chunk, each pair once, sorted."""
+    names = sorted({m.name: m.type for m in entities if m.name}.items())
+    found = [
+        *_folded(names),
+        *_abbreviations(text),
+        *_short_names(text, names),
+        *_cjk(names),
+    ]
+    unique = {_pair(s.a, s.b): s.rule for s in found if s.a and s.b and s.a != s.b}
+    return sorted(SameAs(a, b, rule) for (a, b), rule in unique.items())
+
+
+def _pair(a: str, b: str) -> tuple[str, str]:
+    first, second = sorted((a, b))
+    return first, second
+
+
+def _folded(names: list[tuple[str, str]]) -> list[SameAs]:
+    found: list[SameAs] = []
+    for name, _ in names:
+        key = entity_key(name)
+        found.append(SameAs(key, fold(name), "name"))
+        found.append(SameAs(key, compact(name), "name"))
+        found.append(SameAs(key, singular_fold(name), "plural"))
+    return found
+
+
+def _abbreviations(text: str) -> list[SameAs]:
+    found: list[SameAs] = []
+    for match in _PAREN_ABBR.finditer(text):
+        letters = abbreviation_letters(match.group(1))
+        words = _WORD.findall(text[max(0, match.start() - 200) : match.start()])
+        full = _trailing_expansion(words, letters)
+        if full:
+            found.append(SameAs(entity_key(full), entity_key(match.group(1)), "abbreviation"))
+    for match in _ABBR_PAREN.finditer(text):
+        abbr, inside = match.group(1), match.group(2).strip()
+        if abbreviation_letters(abbr) in acronyms(_WORD.findall(inside)):
+            found.append(SameAs(entity_key(inside), entity_key(abbr), "abbreviation"))
+    return found
+
+
+def _trailing_expansion(words: list[str], letters: str) -> str:
+    """The shortest run of words ending right before "(ABBR)" whose initials are ABBR and
+    which starts with a capital: "... by International Business Machines (IBM)"."""
+    if not 2 <= len(letters) <= 10:
+        return ""
+    for start in range(len(words) - 1, max(-1, len(words) - 3 * len(letters) - 1), -1):
+        run = words[start:]
+        initials = acronyms(run)
+        if letters in initials and run[0][0].isupper():
+            return " ".join(run)
+        if min(len(i) for i in initials) > len(letters):
+            break
+    return ""
+
+
+def _short_names(text: str, names: list[tuple[str, str]]) -> list[SameAs]:
+    """A surname or given name used alone after a full name typed person: two or three
+    capitalized words of letters (no initials, connectors or digits); the short name typed
+    person or untyped, and no common word (never written in lowercase in the chunk).
+    Untyped full names are left out: "Tug Hill" / "Hill" and "Santa Monica" / "Monica" look
+    like persons to these rules alone."""
+    found: list[SameAs] = []
+    types = dict(names)
+    for full, type_ in names:
+        words = full.split()
+        if type_ != "person" or not 2 <= len(words) <= 3 or not all(map(_is_name_word, words)):
+            continue
+        for short in (words[0], words[-1]):
+            if types.get(short, "") in _PERSON_TYPES and _used_alone_after(text, short, full):
+                found.append(SameAs(entity_key(short), entity_key(full), "short_name"))
+    return found
+
+
+def _is_name_word(word: str) -> bool:
+    return len(word) > 1 and word.isalpha() and word[0].isupper() and not word.isupper()
+
+
+def _used_alone_after(text: str, short: str, full: str) -> bool:
+    if re.search(name_pattern(short.lower()), text):
+        return False  # also a common word in this chunk
+    first = text.find(full)
+    if first < 0:
+        return False
+    inside = [(m.start(), m.end()) for m in re.finditer(re.escape(full), text)]
+    return any(
+        m.start() > first and not any(s <= m.start() < e for s, e in inside)
+        for m in re.finditer(name_pattern(short), text)
+    )
+
+
+def _cjk(names: list[tuple[str, str]]) -> list[SameAs]:
+    keys = sorted({fold(name) for name, _ in names if is_cjk(name)})
+    return [
+        SameAs(a, b, "cjk") for i, a in enumerate(keys) for b in keys[i + 1 :] if cjk_similar(a, b)
+    ]
+
+
+def ledger_rows(chunk: Chunk, found: Sequence[SameAs]) -> list[Mention]:
+    """The ledger rows of a chunk's evidence: one per entity key, keyed `same_as_key(key)`,
+    listing its partners and rules, so stage 2 reads an entity's evidence by key."""
+    partners: dict[str, list[tuple[str, str]]] = {}
+    for same in found:
+        partners.setdefault(same.a, []).append((same.b, same.rule))
+        partners.setdefault(same.b, []).append((same.a, same.rule))
+    return [_row(chunk, key, pairs) for key, pairs in sorted(partners.items())]
+
+
+def _row(chunk: Chunk, key: str, pairs: list[tuple[str, str]]) -> Mention:
+    return Mention(
+        workspace=chunk.workspace, chunk_id=chunk.id, doc_id=chunk.doc_id,
+        kind=MentionKind.SAME_AS, key=same_as_key(key), source=key,
+        description=json.dumps(sorted(pairs), ensure_ascii=False),
+    )  # fmt: skip
+
+
+def read_rows(rows: Sequence[Mention]) -> list[SameAs]:
+    """The evidence the ledger rows hold, each pair once."""
+    found = {
+        SameAs(*_pair(row.source, str(other)), str(rule))
+        for row in rows
+        for other, rule in json.loads(row.description)
+    }
+    return sorted(found)

@@ -1,0 +1,164 @@
+"""Alias groups from the evidence present (pure functions).
+
+A group is a function of the evidence and of the members' mentions, never of the order in
+which they arrived. Closure over every edge would cascade wrong merges (LightRAG #1323), so
+the components are checked before they are used:
+- strong evidence (`evidence.STRONG`) joins keys into components; a component larger than
+  `max_size` keys is left unmerged (a hub of weak names, not one thing);
+- a component whose members have different evidenced types (person and organization) is
+  split by type; members typed only by fallback (`concept`, `unknown`) join the type with
+  the most mentions;
+- plural evidence counts only between names both written in lowercase;
+- weak evidence (a surname or given name alone) joins the short name's group to a full
+  name's group only when it points at exactly one: "Halvorsen" after both "Ingrid
+  Halvorsen" and "Halvorsen Aquatics" stays apart, and two full names never merge through
+  a surname they share.
+The canonical member of a group is the one with the most live mentions, ties by key.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from ragstream.common.derive import FALLBACK_TYPES
+from ragstream.indexer.resolution.evidence import STRONG, WEAK, SameAs
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    """What the grouping needs to know about one entity key with live mentions."""
+
+    mentions: int
+    """Chunks that mention it."""
+    type: str
+    """Its voted type."""
+    name: str
+    """Its voted display name."""
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    canonical: str
+    members: tuple[str, ...]
+    """Every member's key, sorted; the canonical one among them."""
+
+
+class _Union:
+    def __init__(self) -> None:
+        self._parent: dict[str, str] = {}
+
+    def find(self, key: str) -> str:
+        parent = self._parent.setdefault(key, key)
+        if parent != key:
+            parent = self._parent[key] = self.find(parent)
+        return parent
+
+    def join(self, a: str, b: str) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self._parent[max(ra, rb)] = min(ra, rb)
+
+    def sets(self, keys: Iterable[str]) -> list[list[str]]:
+        by_root: dict[str, list[str]] = defaultdict(list)
+        for key in sorted(keys):
+            by_root[self.find(key)].append(key)
+        return sorted(by_root.values())
+
+
+def groups(
+    members: Mapping[str, Member], evidence: Sequence[SameAs], max_size: int
+) -> dict[str, Group]:
+    """The group of every member key (a key no evidence touches is a group of one).
+    `evidence` may name keys without live mentions: they connect, but are no members."""
+    strong = _Union()
+    ambiguous = _ambiguous_abbreviations(evidence)
+    for same in evidence:
+        if same.rule in STRONG and _accepted(same, members) and same not in ambiguous:
+            strong.join(same.a, same.b)
+    classes: list[list[str]] = []
+    nodes = {k for s in evidence for k in (s.a, s.b)} | set(members)
+    for component in strong.sets(nodes):
+        live = [k for k in component if k in members]
+        if len(component) > max_size:
+            classes += [[k] for k in live]
+        elif live:
+            classes += _by_type(live, members)
+    final = _with_short_names(classes, evidence, members)
+    return {
+        key: Group(_canonical(core, members), tuple(keys)) for keys, core in final for key in keys
+    }
+
+
+def _ambiguous_abbreviations(evidence: Sequence[SameAs]) -> set[SameAs]:
+    """Abbreviation evidence of an abbreviation expanded two ways ("EPA": Environmental
+    Protection Agency, Economic Partnership Agreement): it names neither for sure."""
+    expansions: dict[str, set[str]] = defaultdict(set)
+    for same in evidence:
+        if same.rule == "abbreviation":
+            short, full = sorted((same.a, same.b), key=lambda k: (" " in k, len(k), k))
+            expansions[short].add(full)
+    return {
+        same
+        for same in evidence
+        if same.rule == "abbreviation" and any(len(expansions[k]) > 1 for k in (same.a, same.b))
+    }
+
+
+def _accepted(same: SameAs, members: Mapping[str, Member]) -> bool:
+    if same.rule != "plural":
+        return True
+    names = [members[k].name for k in (same.a, same.b) if k in members]
+    return all(name == name.lower() for name in names)
+
+
+def _specific(member: Member) -> str:
+    return "" if member.type in FALLBACK_TYPES else member.type
+
+
+def _by_type(keys: list[str], members: Mapping[str, Member]) -> list[list[str]]:
+    types = sorted({_specific(members[k]) for k in keys} - {""})
+    if len(types) <= 1:
+        return [keys]
+    weight = {t: sum(members[k].mentions for k in keys if members[k].type == t) for t in types}
+    heaviest = min(types, key=lambda t: (-weight[t], t))
+    by_type: dict[str, list[str]] = defaultdict(list)
+    for key in keys:
+        by_type[_specific(members[key]) or heaviest].append(key)
+    return [by_type[t] for t in types]
+
+
+def _with_short_names(
+    classes: list[list[str]], evidence: Sequence[SameAs], members: Mapping[str, Member]
+) -> list[tuple[list[str], list[str]]]:
+    """Joins each class holding a short name to the one class of full names it points at;
+    each group comes with the keys its canonical name is chosen from (the full names':
+    "Ingrid Halvorsen", not "Halvorsen", however often the surname is used alone)."""
+    index = {key: i for i, keys in enumerate(classes) for key in keys}
+    targets: dict[int, set[int]] = defaultdict(set)
+    for same in evidence:
+        if same.rule not in WEAK or same.a not in index or same.b not in index:
+            continue
+        short, full = sorted((same.a, same.b), key=lambda k: (len(members[k].name.split()), k))
+        source, target = index[short], index[full]
+        if source != target and _compatible(classes[source], classes[target], members):
+            targets[source].add(target)
+    # Ambiguous (two full names) or a chain (the full name points on): left apart.
+    into = {s: min(t) for s, t in targets.items() if len(t) == 1 and min(t) not in targets}
+    merged: dict[int, list[str]] = defaultdict(list)
+    core: dict[int, list[str]] = defaultdict(list)
+    for i, keys in enumerate(classes):
+        merged[into.get(i, i)] += keys
+        if i not in into:
+            core[i] += keys
+    return sorted((sorted(keys), sorted(core[root])) for root, keys in merged.items())
+
+
+def _compatible(a: list[str], b: list[str], members: Mapping[str, Member]) -> bool:
+    types = {_specific(members[k]) for k in a + b} - {""}
+    return len(types) <= 1
+
+
+def _canonical(keys: list[str], members: Mapping[str, Member]) -> str:
+    return min(keys, key=lambda k: (-members[k].mentions, k))

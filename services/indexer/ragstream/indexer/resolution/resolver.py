@@ -1,0 +1,81 @@
+"""Reads the evidence present around a set of entity keys and groups them (stage 2).
+
+Evidence is read breadth-first by ledger key (`models.same_as_key`) until no new key
+appears, one ledger read and one chunk-existence check per ring; evidence and mentions
+whose chunk is gone are ignored, as stage 2 ignores such mentions everywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from ragstream.common.derive import merge
+from ragstream.common.models import Collection, Mention, same_as_key
+from ragstream.common.storage.protocols import MentionStore, SearchStore
+from ragstream.indexer.resolution.evidence import SameAs, read_rows
+from ragstream.indexer.resolution.groups import Group, Member, groups
+
+MAX_RINGS = 16
+"""Evidence rings read at most; a component deeper than this is cut where the walk stops
+(each ring is one read; real alias groups are one or two rings deep)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """The groups around a set of keys, and the live entity mentions of their members."""
+
+    groups: dict[str, Group]
+    mentions: dict[str, list[Mention]]
+
+    def canonical(self, key: str) -> str:
+        group = self.groups.get(key)
+        return group.canonical if group else key
+
+    def members(self, key: str) -> tuple[str, ...]:
+        group = self.groups.get(key)
+        return group.members if group else (key,)
+
+
+class Resolver:
+    def __init__(self, mentions: MentionStore, search: SearchStore, max_size: int = 64) -> None:
+        self._mentions = mentions
+        self._search = search
+        self._max_size = max_size
+
+    async def live(self, ws: str, keys: Iterable[str]) -> dict[str, list[Mention]]:
+        """The keys' mentions whose chunk still exists (see stages/ledger.py for why)."""
+        found = await self._mentions.mentions_of(ws, list(dict.fromkeys(keys)))
+        chunk_ids = list(dict.fromkeys(m.chunk_id for ms in found.values() for m in ms))
+        alive = await self._search.existing(Collection.CHUNKS, ws, chunk_ids)
+        kept = {key: [m for m in ms if m.chunk_id in alive] for key, ms in found.items()}
+        return {key: ms for key, ms in kept.items() if ms}
+
+    async def resolve(self, ws: str, keys: Sequence[str], merged: Sequence[str] = ()) -> Resolved:
+        """The groups around `keys`; the live mentions of `merged` (the keys the caller will
+        merge) and of every key some evidence touches (a key no evidence touches is its own
+        group whatever its mentions, so they are not read)."""
+        evidence = await self._evidence(ws, keys)
+        touched = {k for s in evidence for k in (s.a, s.b)}
+        mentions = await self.live(ws, sorted(touched | set(merged)))
+        members = {key: _member(key, ms) for key, ms in mentions.items()}
+        return Resolved(groups(members, evidence, self._max_size), mentions)
+
+    async def _evidence(self, ws: str, keys: Sequence[str]) -> list[SameAs]:
+        reached = set(keys)
+        frontier = sorted(reached)
+        evidence: set[SameAs] = set()
+        for _ in range(MAX_RINGS):
+            if not frontier:
+                break
+            rows = await self.live(ws, [same_as_key(k) for k in frontier])
+            ring = read_rows([row for found in rows.values() for row in found])
+            evidence.update(ring)
+            frontier = sorted({k for s in ring for k in (s.a, s.b)} - reached)
+            reached.update(frontier)
+        return sorted(evidence)
+
+
+def _member(key: str, mentions: list[Mention]) -> Member:
+    draft = merge(key, mentions)
+    return Member(len(draft.chunk_ids), draft.type, draft.name)

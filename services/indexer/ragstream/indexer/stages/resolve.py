@@ -1,0 +1,141 @@
+"""Stage 2 with entity resolution: what each key of a batch merges, given the alias groups.
+
+Each key keeps a single writer: only key K's merge writes or deletes K's records. A key
+that is no longer canonical deletes its records and publishes its group's canonical key;
+a canonical key merges the mentions of every member of its group, and publishes the keys
+its change leaves stale (members that still have records of their own, members that left
+the group, the relations of a group whose membership changed). Those merges publish
+nothing more once the stores agree with the evidence, so the chain ends.
+A relation re-points to its endpoints' canonical keys: the relation between two groups is
+merged from every raw relation between their members, and one inside a group is dropped.
+Follow-up keys are published before any write (as stage 1 publishes before it deletes), so
+a crash between the writes replays the batch with the same keys.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+from ragstream.common.derive import merge
+from ragstream.common.models import (
+    Collection,
+    Mention,
+    SearchRecord,
+    is_relation_key,
+    relation_key,
+    split_relation_key,
+)
+from ragstream.common.storage.protocols import GraphStore, SearchStore
+from ragstream.indexer.resolution.resolver import Resolved, Resolver
+from ragstream.indexer.stages.merge_records import ALONE, Aliases
+
+
+@dataclass(frozen=True, slots=True)
+class KeyPlan:
+    """What one key of a batch merges: no mentions means delete its records."""
+
+    mentions: list[Mention] = field(default_factory=list)
+    aliases: Aliases = ALONE
+
+
+@dataclass(frozen=True, slots=True)
+class BatchPlan:
+    keys: dict[str, KeyPlan]
+    follow_ups: set[str]
+
+
+class ResolvedMerge:
+    def __init__(self, resolver: Resolver, search: SearchStore, graph: GraphStore) -> None:
+        self._resolver = resolver
+        self._search = search
+        self._graph = graph
+
+    async def plan(self, ws: str, keys: Sequence[str]) -> BatchPlan:
+        entities = [k for k in keys if not is_relation_key(k)]
+        relations = [k for k in keys if is_relation_key(k)]
+        ends = [e for k in relations for e in split_relation_key(k)]
+        resolved = await self._resolver.resolve(ws, [*entities, *ends], entities)
+        plans = {k: _entity_plan(k, resolved) for k in entities}
+        plans |= await self._relation_plans(ws, relations, resolved)
+        follow_ups = await self._follow_ups(ws, plans, resolved)
+        return BatchPlan(plans, follow_ups - set(keys))
+
+    async def _relation_plans(
+        self, ws: str, relations: list[str], resolved: Resolved
+    ) -> dict[str, KeyPlan]:
+        raw: dict[str, list[str]] = {}
+        for key in relations:
+            a, b = (resolved.canonical(e) for e in split_relation_key(key))
+            if a != b and relation_key(a, b) == key:
+                raw[key] = sorted(
+                    {relation_key(x, y) for x in resolved.members(a) for y in resolved.members(b)}
+                )
+        live = await self._resolver.live(ws, [k for ks in raw.values() for k in ks])
+        plans: dict[str, KeyPlan] = {}
+        for key in relations:
+            if key not in raw:
+                plans[key] = KeyPlan()
+                continue
+            merged = [k for k in raw[key] if k in live]
+            source, target = split_relation_key(key)
+            mentions = [
+                replace(m, key=key, source=source, target=target) for k in merged for m in live[k]
+            ]
+            plans[key] = KeyPlan(mentions, Aliases(tuple(merged)) if merged != [key] else ALONE)
+        return plans
+
+    async def _follow_ups(self, ws: str, plans: dict[str, KeyPlan], resolved: Resolved) -> set[str]:
+        follow_ups: set[str] = set()
+        stale_edges: list[str] = []
+        for key, plan in plans.items():
+            if is_relation_key(key):
+                continue
+            canonical = resolved.canonical(key)
+            if canonical != key:
+                follow_ups.add(canonical)
+            if canonical != key or not plan.mentions:
+                stale_edges.append(key)
+        changed = await self._changed_groups(ws, plans, Collection.ENTITIES, follow_ups)
+        await self._changed_groups(ws, plans, Collection.RELATIONS, follow_ups)
+        around = await self._graph.edges_of(ws, stale_edges + changed)
+        follow_ups.update(relation_key(e.source, e.target) for es in around.values() for e in es)
+        return follow_ups
+
+    async def _changed_groups(
+        self, ws: str, plans: dict[str, KeyPlan], collection: Collection, follow_ups: set[str]
+    ) -> list[str]:
+        """Adds the keys a group change leaves stale; returns the keys whose group changed."""
+        keys = [k for k in plans if is_relation_key(k) == (collection is Collection.RELATIONS)]
+        stored = {r.id: r for r in await self._search.get(collection, ws, keys)}
+        others = {m for k in keys for m in plans[k].aliases.members if m != k}
+        with_records = await self._search.existing(collection, ws, sorted(others))
+        changed: list[str] = []
+        for key in keys:
+            members = set(plans[key].aliases.members) or ({key} if plans[key].mentions else set())
+            old = _members(stored.get(key), key)
+            follow_ups.update((old - members - {key}) | (members & with_records))
+            if old != members and (len(old) > 1 or len(members) > 1):
+                changed.append(key)
+        return changed
+
+
+def _entity_plan(key: str, resolved: Resolved) -> KeyPlan:
+    if resolved.canonical(key) != key:
+        return KeyPlan()
+    members = resolved.members(key)
+    found = [m for k in members for m in resolved.mentions.get(k, [])]
+    if len(members) == 1:
+        return KeyPlan(found)
+    # The group's name is its canonical member's own (the vote over that member's mentions).
+    name = merge(key, resolved.mentions.get(key, [])).name
+    aliases = Aliases(members, tuple(sorted({m.name for m in found})))
+    return KeyPlan([replace(m, key=key, name=name) for m in found], aliases)
+
+
+def _members(record: SearchRecord | None, key: str) -> set[str]:
+    """The members a stored record was merged from: itself alone unless it lists others."""
+    if record is None:
+        return set()
+    listed = record.attrs.get("members")
+    return {str(k) for k in listed} if isinstance(listed, list) and listed else {key}

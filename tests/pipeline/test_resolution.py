@@ -1,0 +1,200 @@
+"""Entity resolution end to end on the embedded stores: groups follow the evidence present,
+whatever the order of the events, and split again when their evidence is deleted."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ragstream.common.config import QueryDefaults
+from ragstream.common.events import DocumentChange
+from ragstream.common.models import SearchFilter, relation_key
+from ragstream.common.providers.scheduler import Priority
+from ragstream.common.timing import StageTimer
+from ragstream.indexer.stages.extract.parser import COMPLETION_MARKER, TUPLE_DELIMITER
+from ragstream.query.graph_api import GraphReader, NotFound
+from ragstream.query.main import build_engine
+from ragstream.query.transport.convert import query_options
+from ragstream.query.types import Mode, QueryInput
+from ragstream.testing.openai_server import OpenAITestServer
+from ragstream.v1 import query_pb2
+from tests.support.pipeline import Pipeline, embedded_settings, running_pipeline
+from tests.support.scripted_llm import passage_of
+
+WS = "kg"
+SAYS_BOTH = "International Business Machines (IBM) builds mainframes in Armonk."
+DOCS = {
+    "a": SAYS_BOTH,
+    "b": "IBM sold its PC division to Lenovo. Hugo Chávez visited Caracas.",
+    "c": "International Business Machines opened a research lab in Zurich. "
+    "Hugo Chavez met Fidel Castro in Havana.",
+}
+
+
+def change(doc_id: str, version: int, content: str | None) -> DocumentChange:
+    if content is None:
+        return DocumentChange(WS, doc_id, version, deleted=True)
+    return DocumentChange(WS, doc_id, version, False, content, f"{doc_id}.md", {}, 1.0)
+
+
+def groups(dump: dict[str, Any]) -> dict[str, list[str]]:
+    """Entity key -> the member keys merged into it (itself alone when none)."""
+    return {key: record[6].get("members", [key]) for key, record in dump["entities"].items()}
+
+
+async def test_deleting_the_only_evidence_splits_the_group(tmp_path: Path) -> None:
+    async with running_pipeline(embedded_settings(tmp_path)) as pipeline:
+        await pipeline.publish([change(d, 1, text) for d, text in DOCS.items()])
+        await pipeline.idle()
+        merged = await pipeline.dump(WS)
+        await pipeline.publish([change("a", 2, None)])
+        await pipeline.idle()
+        split = await pipeline.dump(WS)
+
+    assert groups(merged)["ibm"] == ["ibm", "international business machines"]
+    assert "international business machines" not in merged["entities"]
+    ibm = merged["entities"]["ibm"]
+    assert ibm[6]["aliases"] == ["International Business Machines"]
+    assert set(ibm[3]) == {"a", "b", "c"}
+    assert relation_key("ibm", "lenovo") in merged["relations"]
+    assert groups(merged)["hugo chavez"] == ["hugo chavez", "hugo chávez"]
+
+    assert groups(split)["ibm"] == ["ibm"]
+    assert groups(split)["international business machines"] == ["international business machines"]
+    assert split["entities"]["ibm"][3] == ("b",)
+    assert split["entities"]["international business machines"][3] == ("c",)
+    assert "aliases" not in split["entities"]["ibm"][6]
+    node_keys = {n.key for n in split["nodes"]}
+    assert {"ibm", "international business machines"} <= node_keys
+    # Evidence that does not hang on document a keeps its group.
+    assert groups(split)["hugo chavez"] == ["hugo chavez", "hugo chávez"]
+
+
+async def _final_dump(tmp_path: Path, events: list[DocumentChange], batch: int) -> Any:
+    settings = embedded_settings(tmp_path, indexer={"merge_batch_size": batch})
+    async with running_pipeline(settings) as pipeline:
+        for start in range(0, len(events), 2):
+            await pipeline.publish(events[start : start + 2])
+        await pipeline.idle()
+        return await pipeline.dump(WS)
+
+
+def _history() -> list[DocumentChange]:
+    return [
+        *(change(d, 1, text) for d, text in DOCS.items()),
+        change("a", 2, None),
+        change("d", 1, "Lenovo (LNV) bought the ThinkPad line from IBM Corp."),
+        change("a", 3, SAYS_BOTH + " Hugo Chavez spoke there."),
+    ]
+
+
+async def test_any_order_of_the_events_gives_the_same_groups_and_stores(tmp_path: Path) -> None:
+    events = _history()
+    rng = random.Random(11)
+    runs = []
+    for run in range(3):
+        by_doc: dict[str, list[DocumentChange]] = {}
+        for event in events + events[: 2 * run]:
+            by_doc.setdefault(event.doc_id, []).append(event)
+        order = list(by_doc)
+        rng.shuffle(order)
+        for doc_events in by_doc.values():
+            rng.shuffle(doc_events)  # a stale version arriving late is skipped
+        interleaved = [e for doc in order for e in by_doc[doc]]
+        runs.append(await _final_dump(tmp_path / str(run), interleaved, batch=1 + 500 * run))
+    first = runs[0]
+    assert groups(first)["ibm"] == ["ibm", "ibm corp", "international business machines"]
+    for other in runs[1:]:
+        assert groups(other) == groups(first)
+        for part in ("entities", "relations", "nodes", "edges", "mentions"):
+            assert other[part] == first[part], part
+
+
+NAMES = ("Kestrel Polymers", "KP", "Tern seal", "Lena Voss", "Bergen")
+
+
+def scripted(messages: list[dict[str, Any]], body: dict[str, Any]) -> str:
+    """Extraction: the known names of the passage; keywords: the question's known names."""
+    text = str(messages[-1].get("content", ""))
+    if "low_level_keywords" in str(messages[0].get("content", "")) + text:
+        named = [n for n in NAMES if n in text.rsplit("Query:", 1)[-1]]
+        return json.dumps({"high_level_keywords": ["recall"], "low_level_keywords": named})
+    if len(messages) > 2:
+        return COMPLETION_MARKER
+    passage, sep = passage_of(messages), TUPLE_DELIMITER
+    names = [n for n in NAMES if f"{n} " in passage or f"{n})" in passage or f"{n}." in passage]
+    lines = [f"entity{sep}{n}{sep}organization{sep}{n} is named here." for n in names]
+    lines += [
+        f"relation{sep}{a}{sep}{b}{sep}named together{sep}{a} and {b} appear together."
+        for a, b in itertools.pairwise(names)
+    ]
+    return "\n".join([*lines, COMPLETION_MARKER])
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+async def test_a_question_naming_one_alias_finds_chunks_naming_another(
+    tmp_path: Path, enabled: bool
+) -> None:
+    docs = {
+        "intro": "Kestrel Polymers (KP) makes marine seals in Bergen.",
+        "recall": "KP recalled the Tern seal after the 2021 leak.",
+        "people": "Kestrel Polymers hired Lena Voss as chief chemist.",
+    }
+    async with OpenAITestServer(responder=scripted) as llm:
+        settings = embedded_settings(
+            tmp_path,
+            llm={"provider": "openai", "model": "m", "base_url": llm.base_url},
+            resolution={"enabled": enabled},
+            communities={"enabled": False},
+        )
+        async with running_pipeline(settings) as pipeline:
+            await pipeline.publish([change(d, 1, text) for d, text in docs.items()])
+            await pipeline.idle()
+            chunks = await _local_chunks(pipeline, "Who hired Lena Voss at Kestrel Polymers?")
+    found = {c.doc_id for c in chunks}
+    assert "people" in found
+    assert ("recall" in found) is enabled
+
+
+async def _local_chunks(pipeline: Pipeline, text: str) -> list[Any]:
+    return list((await _local(pipeline, text)).chunks)
+
+
+async def _local(pipeline: Pipeline, text: str, doc_ids: frozenset[str] | None = None) -> Any:
+    engine = build_engine(pipeline.settings, pipeline.backends)
+    params = query_pb2.QueryParams(top_k=2, chunk_top_k=10)
+    options = replace(query_options(params, QueryDefaults()), mode=Mode.LOCAL)
+    question = QueryInput(WS, text, options, SearchFilter(doc_ids=doc_ids))
+    return await engine.retrieve(question, StageTimer())
+
+
+async def test_the_graph_service_answers_any_alias_with_the_resolved_entity(
+    tmp_path: Path,
+) -> None:
+    async with running_pipeline(embedded_settings(tmp_path)) as pipeline:
+        await pipeline.publish([change(d, 1, text) for d, text in DOCS.items()])
+        await pipeline.idle()
+        stores = pipeline.backends.stores
+        embedder = pipeline.backends.providers.embeddings.view(Priority.QUERY)
+        reader = GraphReader(stores.search, stores.graph, embedder, pipeline.settings.query)
+        by_alias = await reader.entity(WS, "International Business Machines")
+        by_folding = await reader.entity(WS, "Hugo Chavéz")
+        searched = await reader.search(WS, "International Business Machines", 3)
+        around = await reader.neighbourhood(WS, "international business machines", 1, 10)
+        with pytest.raises(NotFound):
+            await reader.entity(WS, "Business Machines International")
+        filtered = await _local(pipeline, "What did IBM build?", frozenset({"c"}))
+    assert by_alias.node.key == "ibm"
+    assert by_folding.node.key == "hugo chavez"
+    assert searched[0][0].node.key == "ibm"
+    assert around.nodes[0][0].node.key == "ibm"
+    assert {info.node.key for info, _ in around.nodes} >= {"armonk", "lenovo"}
+    # A document filter rebuilds the resolved entity from its members' allowed mentions.
+    [ibm] = [e for e in filtered.entities if e.key == "ibm"]
+    assert ibm.doc_ids == ("c",) and "Zurich" in ibm.description

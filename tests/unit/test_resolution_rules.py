@@ -1,0 +1,209 @@
+"""Entity resolution's pure parts: name folding, evidence found in a chunk, alias groups."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragstream.common.models import Chunk, Mention, MentionKind, entity_key
+from ragstream.common.text.fold import cjk_similar, compact, fold, singular_fold
+from ragstream.indexer.resolution.evidence import SameAs, found_in, ledger_rows, read_rows
+from ragstream.indexer.resolution.groups import Member, groups
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("İzmir", "Izmir"),
+        ("Hugo Chávez", "Hugo Chavez"),
+        ("St Louis", "St. Louis"),
+        ("Palais Royal", "Palais-Royal"),
+        ("Kim Il Sung", "Kim Il-sung"),
+        ("IBM", "IBM Corp."),
+        ("Air Niugini", "Air Niugini Limited"),
+        ("Siemens", "Siemens AG"),
+        ("Øresund", "Oresund"),
+        ("ＴＥＲＮ Ｓ3", "tern s3"),
+        ("蓝鲸科技", "蓝鲸科技有限公司"),
+        ("U.S.A.", "USA"),
+        ("J. R. R. Tolkien", "JRR Tolkien"),
+    ],
+)
+def test_spellings_of_one_name_fold_alike(a: str, b: str) -> None:
+    assert fold(a) == fold(b)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("Mars", "Mar"),
+        ("Co", "Inc"),
+        ("Paris", "Pari"),
+        ("Austria", "Australia"),
+        ("AG", ""),
+        ("John F Kennedy", "Johnf Kennedy"),
+    ],
+)
+def test_different_names_stay_apart(a: str, b: str) -> None:
+    assert fold(a) != fold(b)
+
+
+def test_a_name_with_punctuation_meets_its_unpunctuated_spelling() -> None:
+    assert compact("Coca-Cola") == entity_key("CocaCola")
+    assert compact("St. Louis") == "stlouis"
+    assert compact("Coca Cola") == ""
+
+
+def test_plural_folds_only_lowercase_names() -> None:
+    assert singular_fold("sensors") == "sensor"
+    assert singular_fold("marine sensors") == "marine sensor"
+    assert singular_fold("Hughes") == ""
+    assert singular_fold("glass") == singular_fold("status") == singular_fold("physics") == ""
+
+
+def test_cjk_names_match_by_characters_strictly() -> None:
+    assert cjk_similar("蓝鲸科技集团公", "蓝鲸科技集团")
+    assert not cjk_similar("1号线", "2号线")
+    assert not cjk_similar("北京", "南京")
+
+
+def entity(name: str, type_: str = "concept") -> Mention:
+    return Mention("w", "c", "d", MentionKind.ENTITY, entity_key(name), name=name, type=type_)
+
+
+def test_abbreviations_are_found_both_ways_and_checked_by_initials() -> None:
+    text = (
+        "International Business Machines (IBM) met the WHO (World Health Organization). "
+        "The Bank of England (BoE) spoke. Acme (XYZ) did not."
+    )
+    found = {(s.a, s.b) for s in found_in(text, []) if s.rule == "abbreviation"}
+    assert found == {
+        ("ibm", "international business machines"),
+        ("who", "world health organization"),
+        ("bank of england", "boe"),
+    }
+
+
+def test_a_surname_after_the_full_name_is_short_name_evidence() -> None:
+    text = "Ingrid Halvorsen joined in 1990. Later Halvorsen led the lab."
+    names = [entity("Ingrid Halvorsen", "person"), entity("Halvorsen")]
+    assert SameAs("halvorsen", "ingrid halvorsen", "short_name") in found_in(text, names)
+    before = "Halvorsen founded it. Ingrid Halvorsen joined in 1990."
+    assert not [s for s in found_in(before, names) if s.rule == "short_name"]
+    company = [entity("Halvorsen Aquatics", "organization"), entity("Halvorsen")]
+    assert not found_in("Halvorsen Aquatics grew. Halvorsen hired.", company)
+
+
+@pytest.mark.parametrize(
+    ("text", "full", "short"),
+    [
+        ("Tug Hill rises. Hill is steep, and the hill is cold.", "Tug Hill", "Hill"),
+        ("MTV Japan aired it. Japan loved it.", "MTV Japan", "Japan"),
+        ("Territory of Papua grew. Papua exported.", "Territory of Papua", "Papua"),
+        ("Myanmar Airways flew. Myanmar grew.", "Myanmar Airways", "Myanmar"),
+    ],
+)
+def test_no_short_name_evidence_for_what_is_no_person(text: str, full: str, short: str) -> None:
+    assert not [s for s in found_in(text, [entity(full), entity(short)]) if s.rule == "short_name"]
+
+
+def test_ledger_rows_round_trip_and_are_keyed_by_each_entity() -> None:
+    chunk = Chunk("c1", "w", "d", "text", 1, 0)
+    evidence = [SameAs("ibm", "international business machines", "abbreviation")]
+    rows = ledger_rows(chunk, evidence)
+    assert sorted(r.source for r in rows) == ["ibm", "international business machines"]
+    assert all(r.kind is MentionKind.SAME_AS and r.chunk_id == "c1" for r in rows)
+    assert read_rows(rows) == evidence
+
+
+def member(mentions: int, type_: str = "concept", name: str = "") -> Member:
+    return Member(mentions, type_, name or "Name")
+
+
+def test_a_group_is_the_component_and_its_canonical_the_most_mentioned() -> None:
+    members = {"ibm": member(3), "international business machines": member(1), "x": member(9)}
+    evidence = [SameAs("ibm", "international business machines", "abbreviation")]
+    found = groups(members, evidence, max_size=64)
+    assert found["international business machines"].canonical == "ibm"
+    assert found["ibm"].members == ("ibm", "international business machines")
+    assert found["x"].members == ("x",)
+    tie = {"b": member(2), "a": member(2)}
+    assert groups(tie, [SameAs("a", "b", "name")], 64)["b"].canonical == "a"
+
+
+def test_keys_without_mentions_connect_but_are_no_members() -> None:
+    members = {"hugo chávez": member(1), "hugo chavéz": member(1)}
+    evidence = [
+        SameAs("hugo chavez", "hugo chávez", "name"),
+        SameAs("hugo chavez", "hugo chavéz", "name"),
+    ]
+    found = groups(members, evidence, 64)
+    assert found["hugo chávez"].members == ("hugo chavéz", "hugo chávez")
+    assert "hugo chavez" not in found
+
+
+def test_members_of_different_types_are_split_and_fallback_types_join_the_heaviest() -> None:
+    members = {
+        "jordan": member(5, "location"),
+        "jordan inc": member(2, "organization"),
+        "jordan co": member(1, "concept"),
+    }
+    evidence = [SameAs("jordan", "jordan inc", "name"), SameAs("jordan", "jordan co", "name")]
+    found = groups(members, evidence, 64)
+    assert found["jordan"].members == ("jordan", "jordan co")
+    assert found["jordan inc"].members == ("jordan inc",)
+
+
+def test_a_short_name_joins_only_one_full_name_and_never_chains_two() -> None:
+    members = {
+        "halvorsen": member(2, name="Halvorsen"),
+        "ingrid halvorsen": member(1, "person", "Ingrid Halvorsen"),
+        "erik halvorsen": member(1, "person", "Erik Halvorsen"),
+        "ingrid": member(1, name="Ingrid"),
+    }
+    one = [SameAs("halvorsen", "ingrid halvorsen", "short_name")]
+    assert groups(members, one, 64)["halvorsen"].members == ("halvorsen", "ingrid halvorsen")
+    # The full name is canonical, though the surname alone is used more often.
+    assert groups(members, one, 64)["halvorsen"].canonical == "ingrid halvorsen"
+    both = [*one, SameAs("erik halvorsen", "halvorsen", "short_name")]
+    found = groups(members, [*both, SameAs("ingrid", "ingrid halvorsen", "short_name")], 64)
+    assert found["halvorsen"].members == ("halvorsen",)
+    assert found["erik halvorsen"].members == ("erik halvorsen",)
+    assert found["ingrid halvorsen"].members == ("ingrid", "ingrid halvorsen")
+
+
+def test_plural_evidence_joins_lowercase_names_only() -> None:
+    members = {"sensors": member(1, name="sensors"), "sensor": member(1, name="sensor")}
+    assert groups(members, [SameAs("sensor", "sensors", "plural")], 64)["sensor"].members == (
+        "sensor",
+        "sensors",
+    )
+    proper = {"apples": member(1, name="apples"), "apple": member(4, "organization", "Apple")}
+    assert groups(proper, [SameAs("apple", "apples", "plural")], 64)["apple"].members == ("apple",)
+
+
+def test_groups_do_not_depend_on_the_order_of_the_evidence() -> None:
+    members = {k: member(1, name=k) for k in "abcdef"}
+    evidence = [SameAs("a", "b", "name"), SameAs("c", "d", "cjk"), SameAs("b", "c", "name")]
+    expected = groups(members, evidence, 64)
+    assert groups(members, evidence[::-1], 64) == expected
+    assert expected["a"].members == ("a", "b", "c", "d")
+
+
+def test_an_oversized_component_stays_unmerged() -> None:
+    members = {f"k{i}": member(1) for i in range(5)}
+    chain = [SameAs(f"k{i}", f"k{i + 1}", "name") for i in range(4)]
+    assert groups(members, chain, max_size=4)["k0"].members == ("k0",)
+    assert groups(members, chain, max_size=5)["k0"].members == tuple(sorted(members))
+
+
+def test_an_abbreviation_expanded_two_ways_joins_neither() -> None:
+    members = {k: member(1) for k in ("epa", "environmental protection agency", "ecb")}
+    members["economic partnership agreement"] = member(1)
+    evidence = [
+        SameAs("environmental protection agency", "epa", "abbreviation"),
+        SameAs("economic partnership agreement", "epa", "abbreviation"),
+        SameAs("ecb", "european central bank", "abbreviation"),
+    ]
+    found = groups(members, evidence, 64)
+    assert found["epa"].members == ("epa",)
+    assert found["ecb"].members == ("ecb",)  # its expansion has no mentions: no member
