@@ -24,7 +24,6 @@ async def test_resolution_merges_and_splits_on_elasticsearch(
         tmp_path,
         storage={"search": "elasticsearch"},
         elasticsearch={"hosts": [elasticsearch_node.url], "index_prefix": layout.prefix},
-        communities={"enabled": False},  # not what this test is about
     )
     async with running_pipeline(settings) as pipeline:
         search = pipeline.backends.stores.search
