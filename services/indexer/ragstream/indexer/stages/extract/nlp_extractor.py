@@ -34,10 +34,17 @@ from ragstream.indexer.stages.extract.nlp_chinese import (
     repeated_nouns,
 )
 from ragstream.indexer.stages.extract.nlp_english import ChunkWords, latin_spans
+from ragstream.indexer.stages.extract.nlp_junk import junk_name
 from ragstream.indexer.stages.extract.nlp_lexicon import (
     EXTRA_STOPWORDS,
     ORGANIZATION,
     SUBJECT_PRONOUNS,
+)
+from ragstream.indexer.stages.extract.nlp_model import (
+    NameTagger,
+    apply_votes,
+    model_votes,
+    not_names,
 )
 from ragstream.indexer.stages.extract.nlp_spans import alias_pairs, non_overlapping, resolve_types
 from ragstream.indexer.stages.extract.records import (
@@ -64,15 +71,19 @@ _STOPWORDS = ENGLISH_STOPWORDS | EXTRA_STOPWORDS
 
 
 class NLPExtractor:
-    """The offline default extractor (no LLM, no network)."""
+    """The offline default extractor (no LLM, no network); `tagger`, when given, is the
+    trained model that types the names (nlp_model.load_tagger)."""
+
+    def __init__(self, tagger: NameTagger | None = None) -> None:
+        self._tagger = tagger
 
     @property
     def name(self) -> str:
         return "nlp"
 
     async def extract(self, text: str) -> ExtractionResult:
-        # jieba and the regexes are CPU work: keep the event loop free for other chunks.
-        return await asyncio.to_thread(extract_offline, text)
+        # jieba, the regexes and the model are CPU work: keep the event loop free.
+        return await asyncio.to_thread(extract_offline, text, self._tagger)
 
 
 @dataclass
@@ -91,13 +102,21 @@ class _Pair:
     sentences: list[int] = field(default_factory=list)
 
 
-def extract_offline(text: str) -> ExtractionResult:
-    """Entities and co-occurrence relations of one chunk; the same text gives the same result."""
+def extract_offline(text: str, tagger: NameTagger | None = None) -> ExtractionResult:
+    """Entities and co-occurrence relations of one chunk; the same text gives the same result.
+
+    With a `tagger`, a name the rules leave untyped takes the type the model gives it most
+    often in the chunk, and a name the model reads only as a date or a number is dropped.
+    """
     sentences = split_sentences(text)
     names = _discover(sentences)
     if not names.spelling:
         return ExtractionResult()
     types = resolve_types(names.spelling, names.evidence, names.aliases)
+    if tagger is not None:
+        votes = model_votes(tagger.tag(" ".join(sentences)))
+        _drop(names, not_names(names.spelling, names.evidence, votes))
+        types = apply_votes(types, votes)
     mentions = _scan(sentences, names)
     seen: dict[str, list[int]] = {}
     for index, keys in enumerate(mentions):
@@ -143,7 +162,15 @@ def _discover(sentences: Sequence[str]) -> _Names:
         names.variants[title] = key
         names.evidence.setdefault(key, frozenset())
     _split_compounds(names)
+    _drop(names, [key for key, spelling in names.spelling.items() if junk_name(spelling)])
     return names
+
+
+def _drop(names: _Names, keys: Iterable[str]) -> None:
+    for key in set(keys):
+        names.spelling.pop(key, None)
+        names.evidence.pop(key, None)
+    names.variants = {s: k for s, k in names.variants.items() if k in names.spelling}
 
 
 def _title(sentences: Sequence[str]) -> str | None:
