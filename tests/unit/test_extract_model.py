@@ -117,3 +117,14 @@ def test_names_the_model_does_not_take_for_names(
     key = entity_key(spelling)
     votes = {key: counts} if counts else {}
     assert (not_names({key: spelling}, {key: evidence}, votes) == [key]) is dropped
+
+
+def test_a_chunk_whose_only_names_the_model_drops_has_no_entities() -> None:
+    text = "The Gregorian calendar refined the Julian calendar in 1582."
+    assert {e.name for e in extract_offline(text).entities} == {"Gregorian", "Julian"}
+    assert extract_offline(text, tagger()).entities == ()
+
+
+def test_a_title_the_passage_names_again_is_kept_untyped() -> None:
+    text = "Parmigiano-Reggiano\n\nParmigiano-Reggiano is made from unpasteurized cow's milk."
+    assert [e.name for e in extract_offline(text, tagger()).entities] == ["Parmigiano-Reggiano"]

@@ -95,6 +95,8 @@ class _Names:
     aliases: list[tuple[str, str]] = field(default_factory=list)
     variants: dict[str, str] = field(default_factory=dict)
     """Every spelling seen -> its key."""
+    title: str | None = None
+    """The key of the chunk's title line, when it names the chunk's subject."""
 
 
 @dataclass
@@ -106,17 +108,19 @@ def extract_offline(text: str, tagger: NameTagger | None = None) -> ExtractionRe
     """Entities and co-occurrence relations of one chunk; the same text gives the same result.
 
     With a `tagger`, a name the rules leave untyped takes the type the model gives it most
-    often in the chunk, and a name the model reads only as a date or a number is dropped.
+    often in the chunk, and one the model does not take for a name is dropped (see
+    nlp_model.not_names), unless it is the chunk's title: the subject of the passage.
     """
     sentences = split_sentences(text)
     names = _discover(sentences)
+    types = resolve_types(names.spelling, names.evidence, names.aliases)
+    if tagger is not None and names.spelling:
+        votes = model_votes(tagger.tag(" ".join(sentences)))
+        dropped = not_names(names.spelling, names.evidence, votes)
+        _drop(names, [key for key in dropped if key != names.title])
+        types = apply_votes(types, votes)
     if not names.spelling:
         return ExtractionResult()
-    types = resolve_types(names.spelling, names.evidence, names.aliases)
-    if tagger is not None:
-        votes = model_votes(tagger.tag(" ".join(sentences)))
-        _drop(names, not_names(names.spelling, names.evidence, votes))
-        types = apply_votes(types, votes)
     mentions = _scan(sentences, names)
     seen: dict[str, list[int]] = {}
     for index, keys in enumerate(mentions):
@@ -161,6 +165,7 @@ def _discover(sentences: Sequence[str]) -> _Names:
         names.spelling[key] = title
         names.variants[title] = key
         names.evidence.setdefault(key, frozenset())
+        names.title = key
     _split_compounds(names)
     _drop(names, [key for key, spelling in names.spelling.items() if junk_name(spelling)])
     return names
