@@ -47,6 +47,7 @@ from ragstream.indexer.stages.extract.nlp_model import (
     not_names,
 )
 from ragstream.indexer.stages.extract.nlp_spans import alias_pairs, non_overlapping, resolve_types
+from ragstream.indexer.stages.extract.nlp_subject import subject_type
 from ragstream.indexer.stages.extract.records import (
     ExtractedEntity,
     ExtractedRelation,
@@ -115,7 +116,7 @@ def extract_offline(text: str, tagger: NameTagger | None = None) -> ExtractionRe
     names = _discover(sentences)
     types = resolve_types(names.spelling, names.evidence, names.aliases)
     if tagger is not None and names.spelling:
-        votes = model_votes(tagger.tag(" ".join(sentences)))
+        votes = model_votes(tagger.tag(sentences))
         dropped = not_names(names.spelling, names.evidence, votes)
         _drop(names, [key for key in dropped if key != names.title])
         types = apply_votes(types, votes)
@@ -161,11 +162,9 @@ def _discover(sentences: Sequence[str]) -> _Names:
         )
     title = _title(sentences)
     if title is not None:
-        key = entity_key(title)
-        names.spelling[key] = title
-        names.variants[title] = key
-        names.evidence.setdefault(key, frozenset())
-        names.title = key
+        names.spelling[entity_key(title)] = title
+        names.variants[title] = entity_key(title)
+    _define_subject(names, sentences, title)
     _split_compounds(names)
     _drop(names, [key for key, spelling in names.spelling.items() if junk_name(spelling)])
     return names
@@ -190,6 +189,20 @@ def _title(sentences: Sequence[str]) -> str | None:
         return None
     again = re.compile(rf"(?<![\w]){re.escape(title)}(?![\w])")
     return title if any(again.search(s) for s in sentences[1:]) else None
+
+
+def _define_subject(names: _Names, sentences: Sequence[str], title: str | None) -> None:
+    """Marks the chunk's subject, the title line when it is a name ("Gregory Teu" over
+    "Gregory George Teu (born 1951) is a Tanzanian politician"), typed by the sentence
+    that defines it (nlp_subject)."""
+    if len(sentences) < 2:
+        return
+    key = entity_key(title if title is not None else sentences[0])
+    if key not in names.spelling:
+        return
+    kind = subject_type(sentences[1])
+    names.evidence[key] = names.evidence.get(key, frozenset()) | ({kind} if kind else set())
+    names.title = key
 
 
 def _split_compounds(names: _Names) -> None:

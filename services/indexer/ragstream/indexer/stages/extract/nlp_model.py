@@ -51,6 +51,7 @@ LABEL_TYPES = {
     "EVENT": EVENT,
 }
 NUMERIC_LABELS = frozenset({"DATE", "TIME", "PERCENT", "MONEY", "QUANTITY", "ORDINAL", "CARDINAL"})
+PIPE_BATCH = 64
 NOT_A_NAME = ""
 """The type a tag carries when the model read the span as a number or a date."""
 
@@ -68,24 +69,29 @@ class Tag:
 
 
 class NameTagger(Protocol):
-    """Finds and types the names of a text (the offline extractor's only need of a model)."""
+    """Finds and types the names of a chunk's sentences (the offline extractor's only need of
+    a model)."""
 
-    def tag(self, text: str) -> Sequence[Tag]: ...
+    def tag(self, sentences: Sequence[str]) -> Sequence[Tag]: ...
 
 
 class SpacyTagger:
     """A spaCy pipeline as a NameTagger; one call at a time (a pipeline is not meant to be
-    shared by threads, and the extractor calls it from a worker thread)."""
+    shared by threads, and the extractor calls it from a worker thread).
+
+    Each sentence is a document of its own, batched by `nlp.pipe`: a title line run into
+    the first sentence ("Kate Mulgrew Katherine Kiernan Maria Mulgrew (born 1955) is") would
+    read as one long name, and the title is the passage's subject."""
 
     def __init__(self, nlp: Language) -> None:
         self._nlp = nlp
         self._lock = threading.Lock()
 
-    def tag(self, text: str) -> list[Tag]:
+    def tag(self, sentences: Sequence[str]) -> list[Tag]:
         with self._lock:
-            doc = self._nlp(text)
+            docs = list(self._nlp.pipe(sentences, batch_size=PIPE_BATCH))
         tags = []
-        for ent in doc.ents:
+        for ent in (ent for doc in docs for ent in doc.ents):
             if ent.label_ in NUMERIC_LABELS:
                 tags.append(Tag(ent.text, NOT_A_NAME))
             elif ent.label_ in LABEL_TYPES:
