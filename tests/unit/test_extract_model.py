@@ -106,6 +106,8 @@ def test_votes_count_per_name_and_ties_follow_the_type_priority() -> None:
     [
         ("June 2023", frozenset(), Counter({NOT_A_NAME: 1}), True),
         ("Formed", frozenset(), Counter(), True),
+        ("AUV", frozenset(), Counter(), False),  # an acronym is a term
+        ("KP70", frozenset(), Counter(), False),
         ("Gannet Fleet", frozenset(), Counter(), False),  # two words: the rules' name stands
         ("Tern", frozenset({"product"}), Counter(), False),
         ("Bergen", frozenset(), Counter(location=1, **{NOT_A_NAME: 1}), False),

@@ -21,7 +21,9 @@ from ragstream.indexer.stages.extract.nlp_subject import subject_type
         ("Evening is the period of time at the end of the day.", None),
     ],
 )
-def test_the_head_noun_of_the_definition_types_the_subject(definition: str, kind: str) -> None:
+def test_the_head_noun_of_the_definition_types_the_subject(
+    definition: str, kind: str | None
+) -> None:
     assert subject_type(definition) == kind
 
 

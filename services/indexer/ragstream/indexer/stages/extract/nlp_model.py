@@ -127,14 +127,15 @@ def not_names(
 ) -> list[str]:
     """Keys the rules gave no type that the model does not take for a name: read only as a
     date or a number ("June 2023"), or a lone word it never tags ("Formed", "Charge", which
-    the rules took for a name for its capital at the start of a sentence or title)."""
+    the rules took for a name for its capital at the start of a sentence or title). An
+    acronym or a word with a digit ("AUV", "KP-70") is a term, not a common word: it stays."""
     dropped = []
     for key, spelling in spellings.items():
         if evidence.get(key):
             continue
         counts = votes.get(key, Counter())
         named = any(kind != NOT_A_NAME for kind in counts)
-        if (counts and not named) or (not named and " " not in spelling):
+        if (counts and not named) or (not named and _common_shape(spelling)):
             dropped.append(key)
     return dropped
 
@@ -152,3 +153,12 @@ def apply_votes(types: Mapping[str, str], votes: Mapping[str, Counter[str]]) -> 
         if kind == CONCEPT and ranked:
             typed[key] = ranked[0]
     return typed
+
+
+def _common_shape(spelling: str) -> bool:
+    """One word, capitalized like a common word at a sentence's start."""
+    return (
+        " " not in spelling
+        and any(c.islower() for c in spelling)
+        and not any(c.isdigit() for c in spelling)
+    )
