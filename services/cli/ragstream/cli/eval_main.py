@@ -100,3 +100,28 @@ def eval_compare(
         fail(str(exc))
     with reported():
         asyncio.run(run_compare(loaded, chosen, data, dataset, how, index_root, recall_k, as_json))
+
+
+@eval_app.command("graph")
+def eval_graph(
+    data: Annotated[
+        Path | None,
+        typer.Option("--data", help="Folder of the multi-hop sets; adds their 200 labelled names."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+    config: ConfigOpt = None,
+) -> None:
+    """Type accuracy, duplicate pairs left and wrong merges of the offline graph, against
+    hand labels of the demo corpus (and of multi-hop passages, with --data)."""
+    from ragstream.cli.eval_graph import demo_sample, multihop_sample, run_graph_eval
+    from ragstream.cli.graph_labels import LabelError
+
+    if data is not None and not data.is_dir():
+        fail(f"--data {data} is not a folder")
+    try:
+        samples = [demo_sample()] + ([multihop_sample(data)] if data is not None else [])
+    except LabelError as exc:
+        fail(str(exc))
+    settings = settings_from(config)
+    with reported():
+        asyncio.run(run_graph_eval(settings, samples, as_json))

@@ -43,6 +43,7 @@ from ragstream.indexer.stages.community_write import CommunityWriter
 from ragstream.indexer.stages.extract.llm_extractor import LLMExtractor
 from ragstream.indexer.stages.extract.mentions import MentionExtraction
 from ragstream.indexer.stages.extract.nlp_extractor import NLPExtractor
+from ragstream.indexer.stages.extract.nlp_model import load_tagger
 from ragstream.indexer.stages.extract.records import Extractor
 from ragstream.indexer.stages.ledger import Ledger
 from ragstream.indexer.stages.merge import FollowUps, GraphMerger, MergeConfig
@@ -56,9 +57,10 @@ Stages = tuple[ConsumeLoop[Any, Any], ...]
 def build_extractor(
     settings: Settings, cache: CacheStore, chat: ChatModel | None
 ) -> tuple[Extractor, Summarizer]:
-    """The LLM extractor when an LLM is configured, else the offline NLP extractor."""
+    """The LLM extractor when an LLM is configured, else the offline NLP extractor (with the
+    packaged named-entity model when it is installed)."""
     if chat is None:
-        return NLPExtractor(), TruncatingSummarizer()
+        return NLPExtractor(load_tagger()), TruncatingSummarizer()
     model, extraction = settings.llm.model, settings.extraction
     llm = LLMExtractor(chat, cache, model, extraction, settings.llm)
     return llm, LLMSummarizer(chat, cache, model, settings.llm, language=extraction.language)

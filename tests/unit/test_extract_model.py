@@ -1,0 +1,132 @@
+"""The offline extractor with the packaged named-entity model, and without it (the rules)."""
+
+from __future__ import annotations
+
+import functools
+from collections import Counter
+
+import pytest
+
+from ragstream.cli import demo_data
+from ragstream.indexer.stages.extract.names import entity_key
+from ragstream.indexer.stages.extract.nlp_extractor import NLPExtractor, extract_offline
+from ragstream.indexer.stages.extract.nlp_junk import junk_name
+from ragstream.indexer.stages.extract.nlp_model import (
+    NOT_A_NAME,
+    SpacyTagger,
+    Tag,
+    apply_votes,
+    load_tagger,
+    model_votes,
+    not_names,
+)
+
+CORPUS = demo_data.CORPUS
+
+
+@functools.cache
+def tagger() -> SpacyTagger:
+    loaded = load_tagger()
+    assert loaded is not None, "the named-entity model package is a pinned dependency"
+    return loaded
+
+
+def types_in(document: str, with_model: bool) -> dict[str, str]:
+    text = (CORPUS / document).read_text(encoding="utf-8")
+    result = extract_offline(text, tagger() if with_model else None)
+    return {entity_key(e.name): e.type for e in result.entities}
+
+
+def test_the_model_types_what_the_rules_leave_as_concepts() -> None:
+    rules, model = types_in("company-overview.md", False), types_in("company-overview.md", True)
+    for place in ("Scotland", "Norway", "China", "Shanghai"):
+        assert rules[entity_key(place)] == "concept"
+        assert model[entity_key(place)] == "location"
+    assert rules[entity_key("Skjervik Havbruk")] == "concept"
+    assert model[entity_key("Skjervik Havbruk")] == "organization"
+
+
+def test_rule_evidence_wins_over_the_model() -> None:
+    # The model reads "Halvorsen Aquatics" as a person as often as not; its suffix decides.
+    model = types_in("company-overview.md", True)
+    assert model[entity_key("Halvorsen Aquatics")] == "organization"
+    assert model[entity_key("Ingrid Halvorsen")] == "person"
+    assert model[entity_key("Tern S3.1")] == "product"
+
+
+def test_every_person_of_the_corpus_is_a_person_with_the_model() -> None:
+    people = ["Ingrid Halvorsen", "Tomasz Brejcha", "Jonas Eide", "Zhou Mingzhe", "Mira Okafor"]
+    found = types_in("leadership-team.md", True)
+    assert {name: found[entity_key(name)] for name in people} == dict.fromkeys(people, "person")
+
+
+def test_sentence_fragments_are_never_names() -> None:
+    text = "The city of Lucknow was annexed in 1850.After World War II it grew near Kanpur."
+    for tagged in (None, tagger()):
+        names = {e.name for e in extract_offline(text, tagged).entities}
+        assert "Lucknow" in names
+        assert not [name for name in names if "After" in name]
+    assert junk_name("1850.After World War II") and not junk_name("J.R.R. Tolkien")
+    assert not junk_name("Tern S3.1")
+
+
+def test_a_lone_word_neither_rules_nor_model_type_is_dropped() -> None:
+    text = "Formed in 1990, Iron Maiden toured Germany. Formed bands rarely last."
+    names = {e.name for e in extract_offline(text, tagger()).entities}
+    assert "Formed" not in names
+    assert {"Iron Maiden", "Germany"} <= names
+
+
+async def test_the_extractor_runs_the_model_on_its_worker_thread() -> None:
+    text = (CORPUS / "leadership-team.md").read_text(encoding="utf-8")
+    assert await NLPExtractor(tagger()).extract(text) == extract_offline(text, tagger())
+
+
+def test_votes_count_per_name_and_ties_follow_the_type_priority() -> None:
+    tags = [
+        Tag("Gannet Fleet", "person"),
+        Tag("Gannet Fleet", "organization"),
+        Tag("June 2023", NOT_A_NAME),
+        Tag("Bergen", "location"),
+        Tag("Bergen", "location"),
+        Tag("Bergen", "organization"),
+    ]
+    votes = model_votes(tags)
+    assert votes[entity_key("Bergen")] == Counter(location=2, organization=1)
+    types = {entity_key(n): "concept" for n in ("Gannet Fleet", "Bergen", "Skua")}
+    typed = apply_votes(types | {"kp-70": "product"}, votes | {"kp-70": Counter(person=3)})
+    assert typed[entity_key("Gannet Fleet")] == "person"  # TYPE_PRIORITY breaks the tie
+    assert typed[entity_key("Bergen")] == "location"
+    assert typed[entity_key("Skua")] == "concept"
+    assert typed["kp-70"] == "product"  # a rule's type stands
+
+
+@pytest.mark.parametrize(
+    ("spelling", "evidence", "counts", "dropped"),
+    [
+        ("June 2023", frozenset(), Counter({NOT_A_NAME: 1}), True),
+        ("Formed", frozenset(), Counter(), True),
+        ("AUV", frozenset(), Counter(), False),  # an acronym is a term
+        ("KP70", frozenset(), Counter(), False),
+        ("Gannet Fleet", frozenset(), Counter(), False),  # two words: the rules' name stands
+        ("Tern", frozenset({"product"}), Counter(), False),
+        ("Bergen", frozenset(), Counter(location=1, **{NOT_A_NAME: 1}), False),
+    ],
+)
+def test_names_the_model_does_not_take_for_names(
+    spelling: str, evidence: frozenset[str], counts: Counter[str], dropped: bool
+) -> None:
+    key = entity_key(spelling)
+    votes = {key: counts} if counts else {}
+    assert (not_names({key: spelling}, {key: evidence}, votes) == [key]) is dropped
+
+
+def test_a_chunk_whose_only_names_the_model_drops_has_no_entities() -> None:
+    text = "The Gregorian calendar refined the Julian calendar in 1582."
+    assert {e.name for e in extract_offline(text).entities} == {"Gregorian", "Julian"}
+    assert extract_offline(text, tagger()).entities == ()
+
+
+def test_a_title_the_passage_names_again_is_kept_untyped() -> None:
+    text = "Parmigiano-Reggiano\n\nParmigiano-Reggiano is made from unpasteurized cow's milk."
+    assert [e.name for e in extract_offline(text, tagger()).entities] == ["Parmigiano-Reggiano"]
