@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.test_console import OUTPUT, console
-from tests.support.browser import Page
+from tests.support.browser import BrowserError, Page
 from tests.support.server import ServeProcess
 
 pytestmark = pytest.mark.e2e
@@ -71,17 +71,20 @@ OVERLAPS = f"""(() => {{
   }}
   return hits;
 }})()"""
-EDGE_MIDDLE = f"""(() => {{
-  // The middle of a drawn relation that no node is near, where hovering finds the relation.
+EDGE_MIDDLES = f"""(() => {{
+  // The middles of drawn relations that no node is near, where hovering finds the relation.
   const view = {VIEW};
   const at = Object.fromEntries(view.keys().map((k) => [k, view.positionOf(k)]));
+  const found = [];
   for (const edge of view.graph.edges()) {{
     const [s, t] = view.graph.extremities(edge);
+    if (!at[s] || !at[t]) continue;
     const m = {{ x: (at[s].x + at[t].x) / 2, y: (at[s].y + at[t].y) / 2 }};
     const clear = Object.values(at).every((p) => Math.hypot(p.x - m.x, p.y - m.y) > 30);
-    if (clear && Math.hypot(at[s].x - at[t].x, at[s].y - at[t].y) > 120) return {{ edge, ...m }};
+    const long = Math.hypot(at[s].x - at[t].x, at[s].y - at[t].y) > 120;
+    if (clear && long) found.push({{ edge, ...m }});
   }}
-  return null;
+  return found;
 }})()"""
 
 
@@ -184,11 +187,20 @@ async def check_search_and_hover(page: Page) -> None:
     await page.type("#entity-query", "")
     await page.evaluate("document.getElementById('entity-query').dispatchEvent(new Event('input'))")
     await page.wait_for(f"{VIEW}.focus === null")
-    middle = await page.evaluate(EDGE_MIDDLE)
-    assert middle is not None
-    await page.hover_at(middle["x"], middle["y"])
-    # The relation under the pointer (another may cross the middle of the one aimed at).
-    hovered = await page.wait_for(f"{VIEW}.hoveredEdge")
+    middles = await page.evaluate(EDGE_MIDDLES)
+    assert middles
+    # The relation under the pointer (another may cross the middle of the one aimed at; a
+    # middle may fall under a label, so the first few candidates are tried).
+    hovered = None
+    for middle in middles[:5]:
+        await page.hover_at(middle["x"] - 1, middle["y"] - 1)
+        await page.hover_at(middle["x"], middle["y"])
+        try:
+            hovered = await page.wait_for(f"{VIEW}.hoveredEdge", timeout_s=3)
+            break
+        except BrowserError:
+            continue
+    assert hovered is not None, f"no relation found under the pointer at {middles[:5]}"
     shown = await page.evaluate(f"{VIEW}.renderer.getEdgeDisplayData({js(hovered)})")
     keywords = await page.evaluate(f"{VIEW}.graph.getEdgeAttribute({js(hovered)}, 'keywords')")
     assert shown["label"] == keywords and keywords and shown["forceLabel"]
