@@ -23,6 +23,7 @@ from ragstream.cli.graph_score import TYPED, GraphScore, StoreEntity, score
 from ragstream.cli.local_index import publish, running_indexer, wait_current
 from ragstream.common.config import Settings
 from ragstream.common.events import DocumentChange
+from ragstream.common.models import Collection
 from ragstream.common.registry import Backends
 
 DEMO_CORPUS = Path(__file__).parent / "demo_data" / "corpus"
@@ -90,7 +91,10 @@ async def entities(backends: Backends, workspace: str) -> list[StoreEntity]:
         after = page[-1].doc_id
     keys = sorted(await stores.mentions.keys_of_chunks(workspace, chunks))
     nodes = await stores.graph.get_nodes(workspace, keys)
-    return [StoreEntity(n.key, n.name, n.type, tuple(getattr(n, "aliases", ()))) for n in nodes]
+    # A resolved entity keeps its other names in its search record (merge_records.py).
+    records = await stores.search.get(Collection.ENTITIES, workspace, [n.key for n in nodes])
+    aliases = {r.id: tuple(str(a) for a in r.attrs.get("aliases", ())) for r in records}
+    return [StoreEntity(n.key, n.name, n.type, aliases.get(n.key, ())) for n in nodes]
 
 
 def summary(result: GraphScore) -> dict[str, float | int | str]:
