@@ -153,6 +153,22 @@ def test_members_of_different_types_are_split_and_fallback_types_join_the_heavie
     assert found["jordan inc"].members == ("jordan inc",)
 
 
+def test_spellings_of_one_name_stay_together_whatever_types_their_mentions_vote() -> None:
+    members = {
+        "izmir": member(3, "person"),  # a wrong vote must not split a spelling off
+        "i̇zmir": member(1, "location"),
+        "palais-royal": member(2, "location"),
+        "palais royal": member(1, "organization"),
+    }
+    evidence = [
+        SameAs("i̇zmir", "izmir", "name"),
+        SameAs("palais-royal", "palais royal", "name"),
+    ]
+    found = groups(members, evidence, 64)
+    assert found["izmir"].members == ("izmir", "i̇zmir")
+    assert found["palais royal"].members == ("palais royal", "palais-royal")
+
+
 def test_a_short_name_joins_only_one_full_name_and_never_chains_two() -> None:
     members = {
         "halvorsen": member(2, name="Halvorsen"),

@@ -53,6 +53,13 @@ def fold(name: str) -> str:
     return " ".join(words)
 
 
+def spelling(key: str) -> str:
+    """A key with diacritics, hyphens and punctuation folded, its words kept apart: two keys
+    with one spelling are one name written two ways ("İzmir" / "Izmir", "Palais-Royal" /
+    "Palais Royal"), unlike a legal suffix ("Jordan" / "Jordan Inc")."""
+    return " ".join(_PUNCTUATION.sub(" ", fold_diacritics(entity_key(key))).split())
+
+
 def compact(name: str) -> str:
     """A name with punctuation, its letters and digits only ("Coca-Cola" -> "cocacola", the key
     of "CocaCola"); "" for a name without punctuation (spaces alone are no punctuation)."""

@@ -7,7 +7,10 @@ the components are checked before they are used:
   `max_size` keys is left unmerged (a hub of weak names, not one thing);
 - a component whose members have different evidenced types (person and organization) is
   split by type; members typed only by fallback (`concept`, `unknown`) join the type with
-  the most mentions;
+  the most mentions. Spellings of one name (`name` evidence: "İzmir", "Izmir") are never
+  split (`fold.spelling`: diacritics, hyphens and punctuation folded; a legal suffix is not a
+  spelling): they take the type most of their mentions give, since a type is a vote that
+  can be wrong and a spelling is not;
 - plural evidence counts only between names both written in lowercase;
 - weak evidence (a surname or given name alone) joins the short name's group to a full
   name's group only when it points at exactly one: "Halvorsen" after both "Ingrid
@@ -23,6 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ragstream.common.derive import FALLBACK_TYPES
+from ragstream.common.text.fold import spelling
 from ragstream.indexer.resolution.evidence import STRONG, WEAK, SameAs
 
 
@@ -118,15 +122,34 @@ def _specific(member: Member) -> str:
 
 
 def _by_type(keys: list[str], members: Mapping[str, Member]) -> list[list[str]]:
-    types = sorted({_specific(members[k]) for k in keys} - {""})
+    """The component split by evidenced type, the keys of one spelling kept together."""
+    units: dict[str, list[str]] = defaultdict(list)
+    for key in keys:
+        units[spelling(key)].append(key)
+    typed = {root: _voted_type(unit, members) for root, unit in units.items()}
+    types = sorted(set(typed.values()) - {""})
     if len(types) <= 1:
         return [keys]
-    weight = {t: sum(members[k].mentions for k in keys if members[k].type == t) for t in types}
+    weight = {
+        t: sum(
+            members[k].mentions for root, unit in units.items() if typed[root] == t for k in unit
+        )
+        for t in types
+    }
     heaviest = min(types, key=lambda t: (-weight[t], t))
     by_type: dict[str, list[str]] = defaultdict(list)
+    for root, unit in units.items():
+        by_type[typed[root] or heaviest] += unit
+    return [sorted(by_type[t]) for t in types]
+
+
+def _voted_type(keys: list[str], members: Mapping[str, Member]) -> str:
+    """The evidenced type most of these keys' mentions give ("" if none is evidenced)."""
+    weight: dict[str, int] = defaultdict(int)
     for key in keys:
-        by_type[_specific(members[key]) or heaviest].append(key)
-    return [by_type[t] for t in types]
+        if kind := _specific(members[key]):
+            weight[kind] += members[key].mentions
+    return min(weight, key=lambda t: (-weight[t], t)) if weight else ""
 
 
 def _with_short_names(
