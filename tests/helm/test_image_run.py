@@ -147,7 +147,9 @@ def publish_and_ask(box: Container, server: str, corpus: str = "/demo/corpus") -
     )
     cited = {Path(r["filePath"]).name for r in answer["references"]}
     assert ANSWERING_DOCUMENT in cited, answer
-    assert "2025" in answer["answer"], answer
+    # The extractive answer quotes the launch sentence, which says where (its date is in the
+    # dateline before it, which shares no word with the question).
+    assert "Skua 3" in answer["answer"] and "Bergen" in answer["answer"], answer
 
 
 def get(url: str) -> str:
