@@ -115,7 +115,7 @@ def test_a_running_indexer_follows_a_rotated_password(user: RotatingUser, tmp_pa
         time.sleep(2 * REAUTH_MS / 1000)  # the processes' sessions expire meanwhile
         write_secret(user.file, second)
         publish_through(server, range(4, 8))
-        wait_until(lambda: processed(deployment.data_dir) == 8, 45, "4 more documents")
+        wait_until(lambda: processed(deployment.data_dir) == 8, 90, "4 more documents")
 
         wrong = f"wrong-{uuid.uuid4().hex}"
         before = len(indexer.log())
