@@ -119,8 +119,7 @@ def content_id(level: int, members: Iterable[str]) -> str:
     communities of a level are disjoint, so no two share it). A rebuild from nothing names
     the same communities the same way whatever order the events came in, and a community
     keeps its id through changes of membership that keep its least member."""
-    text = f"{level}\n{min(members)}"
-    return "c" + hashlib.sha256(text.encode()).hexdigest()[:12]
+    return _hashed(f"{level}\n{min(members)}")
 
 
 def assign_ids(drafts: list[Draft], previous: Partition, keep: float = 0.5) -> Partition:
@@ -147,7 +146,10 @@ def assign_ids(drafts: list[Draft], previous: Partition, keep: float = 0.5) -> P
 
 def _unique(level: int, members: Iterable[str]) -> str:
     """An id for a draft whose least member names a community that kept an older id."""
-    text = f"{level}\n" + "\n".join(sorted(members))
+    return _hashed(f"{level}\n" + "\n".join(sorted(members)))
+
+
+def _hashed(text: str) -> str:
     return "c" + hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
