@@ -47,11 +47,7 @@ async def publish_file(pipeline: Pipeline, name: str, data: bytes, version: int 
     change = DocumentChange(WS, name, version, False, converted.text, name, converted.metadata)
     await pipeline.publish([change])
     await pipeline.idle()
-    stores = pipeline.backends.stores
-    for store in (stores.search, stores.docs):
-        refresh = getattr(store, "refresh", None)
-        if refresh is not None:
-            await refresh()  # Elasticsearch searches see refreshed writes only
+    await pipeline.refresh()
     return converted.text
 
 

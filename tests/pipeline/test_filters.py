@@ -139,9 +139,7 @@ async def indexed(
             ]
         )
         await p.idle()
-        refresh = getattr(p.backends.stores.search, "refresh", None)
-        if refresh is not None:
-            await refresh()  # Elasticsearch searches see refreshed writes only
+        await p.refresh()
         yield p.backends
 
 

@@ -57,9 +57,7 @@ def curated_source() -> ingest_pb2.ImportGraphRequest:
 
 async def settle(pipeline: Pipeline) -> None:
     await pipeline.idle(240)  # the source on Elasticsearch: about 50 s here
-    refresh = getattr(pipeline.backends.stores.search, "refresh", None)
-    if refresh is not None:
-        await refresh()  # Elasticsearch searches see refreshed writes only
+    await pipeline.refresh()
 
 
 @pytest_asyncio.fixture(params=["sqlite", "elasticsearch"])

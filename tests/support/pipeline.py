@@ -51,6 +51,15 @@ class Pipeline:
             while not (await indexing_progress(backends.bus, backends.topics, group)).current:  # noqa: ASYNC110
                 await asyncio.sleep(0.05)
 
+    async def refresh(self) -> None:
+        """Makes every write searchable: Elasticsearch searches see refreshed writes only
+        (the embedded stores have nothing to refresh)."""
+        stores = self.backends.stores
+        for store in (stores.search, stores.docs):
+            refresh = getattr(store, "refresh", None)
+            if refresh is not None:
+                await refresh()
+
     async def dump(self, workspace: str) -> dict[str, Any]:
         """Every store's content for the workspace, in a comparable form."""
         stores = self.backends.stores
