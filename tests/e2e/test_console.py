@@ -13,10 +13,11 @@ import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import grpc
 import pytest
 
 from ragstream.cli.files import read_all
-from tests.e2e.conftest import DEMO_CORPUS, DEMO_WORKSPACE
+from tests.e2e.conftest import DEMO_CORPUS, DEMO_WORKSPACE, publish_and_wait
 from tests.support.browser import Page, chromium
 from tests.support.server import REPO, ServeProcess
 
@@ -79,6 +80,11 @@ async def check_graph(page: Page) -> int:
     await page.click("#entity-form button[type=submit]")
     hit = f'#entity-hits-list [data-key="{COMPANY}"]'
     await page.wait_for(f"document.querySelector({json.dumps(hit)}) !== null")
+    # The company the corpus is about comes before its founder, whose surname it carries.
+    listed = await page.evaluate(
+        "[...document.querySelectorAll('#entity-hits-list [data-key]')].map(e => e.dataset.key)"
+    )
+    assert listed[:2] == [COMPANY, "ingrid halvorsen"], listed
     await page.click(hit)
     await page.wait_for(f"window.ragstreamGraph.selected === {json.dumps(COMPANY)}")
     drawn = await drawn_keys(page)
@@ -106,11 +112,13 @@ async def check_expansion(page: Page, before: int) -> None:
 
 
 @contextlib.asynccontextmanager
-async def console(server: ServeProcess, tmp_path: Path, log: str, tab: str) -> AsyncIterator[Page]:
-    """A browser showing the console's `tab` on the demo workspace; its log in OUTPUT."""
+async def console(
+    server: ServeProcess, tmp_path: Path, log: str, tab: str, workspace: str = DEMO_WORKSPACE
+) -> AsyncIterator[Page]:
+    """A browser showing the console's `tab` on `workspace`; its log in OUTPUT."""
     OUTPUT.mkdir(parents=True, exist_ok=True)
     async with chromium(tmp_path / "profile", OUTPUT / log) as page:
-        await page.goto(f"http://{server.http_address}/?workspace={DEMO_WORKSPACE}&tab={tab}")
+        await page.goto(f"http://{server.http_address}/?workspace={workspace}&tab={tab}")
         yield page
 
 
@@ -127,3 +135,25 @@ async def test_the_console_answers_draws_and_expands(
         shot = await page.screenshot(OUTPUT / "graph.png")
         assert shot.stat().st_size > 10_000
         assert page.errors == []
+
+
+async def test_a_resolved_entity_lists_its_aliases(
+    demo_http_server: ServeProcess, tmp_path: Path
+) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "mainframes.md").write_text(
+        "International Business Machines (IBM) builds mainframes in Armonk.\n\n"
+        "IBM sold its PC division to Lenovo in 2005.\n"
+    )
+    with grpc.insecure_channel(demo_http_server.address) as channel:
+        publish_and_wait(channel, "aliases", corpus)
+    async with console(demo_http_server, tmp_path, "aliases.log", "graph", "aliases") as page:
+        await page.type("#entity-query", "International Business Machines")
+        await page.click("#entity-form button[type=submit]")
+        await page.wait_for("document.querySelector('#details h3')?.textContent === 'IBM'")
+        shown = await page.evaluate("document.querySelector('#details .aliases').textContent")
+        listed = await page.evaluate("document.querySelector('#entity-hits-list').textContent")
+        assert page.errors == []
+    assert shown == "Also named: International Business Machines"
+    assert "IBM (organization) · also International Business Machines" in listed

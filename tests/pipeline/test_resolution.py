@@ -191,6 +191,8 @@ async def test_the_graph_service_answers_any_alias_with_the_resolved_entity(
             await reader.entity(WS, "Business Machines International")
         filtered = await _local(pipeline, "What did IBM build?", frozenset({"c"}))
     assert by_alias.node.key == "ibm"
+    assert by_alias.aliases == ("International Business Machines",)
+    assert searched[0][0].aliases == ("International Business Machines",)
     assert by_folding.node.key == "hugo chavez"
     assert searched[0][0].node.key == "ibm"
     assert around.nodes[0][0].node.key == "ibm"

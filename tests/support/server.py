@@ -75,8 +75,14 @@ class RagstreamProcess:
     def __enter__(self) -> RagstreamProcess:
         return self.start()
 
-    def __exit__(self, *exc_info: object) -> None:
+    def __exit__(self, exc_type: object, *exc_info: object) -> None:
+        if exc_type is not None:  # the test failed: show what the process said meanwhile
+            print(f"--- {self.log_path.name}, its last lines:", *self.own_lines()[-80:], sep="\n")
         self.stop()
+
+    def own_lines(self) -> list[str]:
+        """The log lines of ragstream's own loggers (the Kafka client's chatter left out)."""
+        return [line for line in self.log().splitlines() if " ragstream" in line or "Trace" in line]
 
     def exited(self) -> bool:
         return self.process is None or self.process.poll() is not None

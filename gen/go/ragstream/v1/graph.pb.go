@@ -624,7 +624,11 @@ type Entity struct {
 	// The chunks that mention the entity (capped by the indexer).
 	SourceChunkIds []string `protobuf:"bytes,6,rep,name=source_chunk_ids,json=sourceChunkIds,proto3" json:"source_chunk_ids,omitempty"`
 	// How many relations touch the entity.
-	Degree        int32 `protobuf:"varint,7,opt,name=degree,proto3" json:"degree,omitempty"`
+	Degree int32 `protobuf:"varint,7,opt,name=degree,proto3" json:"degree,omitempty"`
+	// The other names entity resolution merged into this entity (other spellings, a short
+	// form, an abbreviation); any of them names the entity in GetEntity and the other calls.
+	// Filled by GetEntity and SearchEntities.
+	Aliases       []string `protobuf:"bytes,8,rep,name=aliases,proto3" json:"aliases,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -706,6 +710,13 @@ func (x *Entity) GetDegree() int32 {
 		return x.Degree
 	}
 	return 0
+}
+
+func (x *Entity) GetAliases() []string {
+	if x != nil {
+		return x.Aliases
+	}
+	return nil
 }
 
 // A relation of the knowledge graph (undirected; source_key <= target_key).
@@ -1682,7 +1693,7 @@ const file_ragstream_v1_graph_proto_rawDesc = "" +
 	"\x1cGetEntityCommunitiesResponse\x12\x1d\n" +
 	"\n" +
 	"entity_key\x18\x01 \x01(\tR\tentityKey\x129\n" +
-	"\vcommunities\x18\x02 \x03(\v2\x17.ragstream.v1.CommunityR\vcommunities\"\xcc\x01\n" +
+	"\vcommunities\x18\x02 \x03(\v2\x17.ragstream.v1.CommunityR\vcommunities\"\xe6\x01\n" +
 	"\x06Entity\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
@@ -1690,7 +1701,8 @@ const file_ragstream_v1_graph_proto_rawDesc = "" +
 	"\vdescription\x18\x04 \x01(\tR\vdescription\x12$\n" +
 	"\x0esource_doc_ids\x18\x05 \x03(\tR\fsourceDocIds\x12(\n" +
 	"\x10source_chunk_ids\x18\x06 \x03(\tR\x0esourceChunkIds\x12\x16\n" +
-	"\x06degree\x18\a \x01(\x05R\x06degree\"\xc8\x02\n" +
+	"\x06degree\x18\a \x01(\x05R\x06degree\x12\x18\n" +
+	"\aaliases\x18\b \x03(\tR\aaliases\"\xc8\x02\n" +
 	"\bRelation\x12\x1d\n" +
 	"\n" +
 	"source_key\x18\x01 \x01(\tR\tsourceKey\x12\x1d\n" +

@@ -748,7 +748,10 @@ type ContextEntity struct {
 	// Retrieval score: higher ranks first; comparable only within one response.
 	Score float64 `protobuf:"fixed64,4,opt,name=score,proto3" json:"score,omitempty"`
 	// The documents that mention it.
-	SourceDocIds  []string `protobuf:"bytes,5,rep,name=source_doc_ids,json=sourceDocIds,proto3" json:"source_doc_ids,omitempty"`
+	SourceDocIds []string `protobuf:"bytes,5,rep,name=source_doc_ids,json=sourceDocIds,proto3" json:"source_doc_ids,omitempty"`
+	// The other names entity resolution merged into it (e.g. "IBM" for International
+	// Business Machines); the answer's prompt lists them with the entity.
+	Aliases       []string `protobuf:"bytes,6,rep,name=aliases,proto3" json:"aliases,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -814,6 +817,13 @@ func (x *ContextEntity) GetScore() float64 {
 func (x *ContextEntity) GetSourceDocIds() []string {
 	if x != nil {
 		return x.SourceDocIds
+	}
+	return nil
+}
+
+func (x *ContextEntity) GetAliases() []string {
+	if x != nil {
+		return x.Aliases
 	}
 	return nil
 }
@@ -1862,13 +1872,14 @@ const file_ragstream_v1_query_proto_rawDesc = "" +
 	"\tworkspace\x18\x01 \x01(\tR\tworkspace\x12\x14\n" +
 	"\x05query\x18\x02 \x01(\tR\x05query\x121\n" +
 	"\x06params\x18\x03 \x01(\v2\x19.ragstream.v1.QueryParamsR\x06params\x122\n" +
-	"\x06filter\x18\x04 \x01(\v2\x1a.ragstream.v1.SearchFilterR\x06filter\"\x95\x01\n" +
+	"\x06filter\x18\x04 \x01(\v2\x1a.ragstream.v1.SearchFilterR\x06filter\"\xaf\x01\n" +
 	"\rContextEntity\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12 \n" +
 	"\vdescription\x18\x03 \x01(\tR\vdescription\x12\x14\n" +
 	"\x05score\x18\x04 \x01(\x01R\x05score\x12$\n" +
-	"\x0esource_doc_ids\x18\x05 \x03(\tR\fsourceDocIds\"\xd3\x01\n" +
+	"\x0esource_doc_ids\x18\x05 \x03(\tR\fsourceDocIds\x12\x18\n" +
+	"\aaliases\x18\x06 \x03(\tR\aaliases\"\xd3\x01\n" +
 	"\x0fContextRelation\x12\x16\n" +
 	"\x06source\x18\x01 \x01(\tR\x06source\x12\x16\n" +
 	"\x06target\x18\x02 \x01(\tR\x06target\x12\x1a\n" +

@@ -1,11 +1,12 @@
 """What GraphService answers, over the same search and graph stores as the query path.
 
 Entity search is the query path's hybrid search (BM25 and dense, fused by reciprocal rank
-fusion) on the entity collection, with an entity named exactly so pinned first, as local
-mode does. Entities and relations are read from the graph store, with their degrees. A
-neighbourhood is a capped breadth-first walk (`neighbourhood.next_ring`), then the relations
-among the entities it kept. Every read is scoped by workspace; nothing here knows which
-backend it talks to, nor which transport asked.
+fusion) on the entity collection, ordered for a name search by `entity_ranking` (the entity
+named exactly so first, then those the query names, better connected first). Entities and
+relations are read from the graph store, with their degrees, and an entity's aliases from
+its search record. A neighbourhood is a capped breadth-first walk
+(`neighbourhood.next_ring`), then the relations among the entities it kept. Every read is
+scoped by workspace; nothing here knows which backend it talks to, nor which transport asked.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from ragstream.common.providers.embedding import Embedder
 from ragstream.common.storage.protocols import GraphStore, SearchStore
 from ragstream.common.text.analyzer import analyze
 from ragstream.common.text.fold import fold
+from ragstream.query.entity_ranking import Candidate, rank
 from ragstream.query.neighbourhood import Reached, next_ring, ranked
 from ragstream.query.search import SearchSpec, hybrid_search
 
@@ -36,6 +38,8 @@ class NotFound(LookupError):
 class EntityInfo:
     node: GraphNode
     degree: int
+    aliases: tuple[str, ...] = ()
+    """The other names resolution merged into the entity (read by `entities` only)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +84,7 @@ class GraphReader:
         self._cfg = cfg
 
     async def search(self, workspace: str, text: str, limit: int) -> list[tuple[EntityInfo, float]]:
-        """Entities matching `text`, best first, with their fused scores."""
+        """Entities matching `text`, in `entity_ranking`'s order, with their fused scores."""
         vector = (await self._embedder.embed([text]))[0]
         spec = SearchSpec(
             workspace=workspace,
@@ -88,23 +92,32 @@ class GraphReader:
             vector=vector,
             search_filter=SearchFilter(),
             candidates=max(self._cfg.candidates, limit),
-            limit=limit,
+            limit=max(self._cfg.candidates, limit),
             rrf_k=self._cfg.rrf_k,
             min_cosine=self._cfg.cosine_threshold,
         )
         hits = await hybrid_search(self._search, Collection.ENTITIES, spec)
         scores = {hit.record.id: hit.score for hit in hits}
-        named = await self.resolved_key(workspace, text)
-        # An entity named exactly so comes first (kept only if it exists), as in local mode.
+        # The entity named exactly so is a candidate even when the search ranked it low.
+        named = entity_key(text)
         found = await self.entities(workspace, [named, *(k for k in scores if k != named)])
         top = max(scores.values(), default=1.0)
-        return [(info, scores.get(info.node.key, top)) for info in found][:limit]
+        candidates = [
+            Candidate(i.node.key, i.node.name, i.aliases, i.degree, scores.get(i.node.key, top))
+            for i in found
+        ]
+        by_key = {info.node.key: info for info in found}
+        return [(by_key[c.key], c.score) for c in rank(text, candidates)[:limit]]
 
     async def entities(self, workspace: str, keys: Sequence[str]) -> list[EntityInfo]:
-        """The entities that exist among `keys`, in that order, with their degrees."""
+        """The entities that exist among `keys`, in that order, with their degrees and the
+        aliases entity resolution gave them."""
         nodes = await self._graph.get_nodes(workspace, keys)
-        degrees = await self._graph.degrees(workspace, [n.key for n in nodes])
-        return [EntityInfo(n, degrees.get(n.key, 0)) for n in nodes]
+        present = [n.key for n in nodes]
+        degrees = await self._graph.degrees(workspace, present)
+        records = await self._search.get(Collection.ENTITIES, workspace, present)
+        aliases = {r.id: tuple(str(a) for a in r.attrs.get("aliases") or ()) for r in records}
+        return [EntityInfo(n, degrees.get(n.key, 0), aliases.get(n.key, ())) for n in nodes]
 
     async def resolved_key(self, workspace: str, name: str) -> str:
         """The key of the entity `name` names: its own, or that of the resolved entity that

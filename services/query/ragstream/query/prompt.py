@@ -34,7 +34,8 @@ put the marker right after each sentence it supports, and cite only references y
 
 
 def entity_line(e: ContextEntity) -> str:
-    return f"- {e.name} ({e.type or 'unknown'}): {e.description}"
+    known = f"; also named {', '.join(e.aliases)}" if e.aliases else ""
+    return f"- {e.name} ({e.type or 'unknown'}{known}): {e.description}"
 
 
 def relation_line(r: ContextRelation) -> str:

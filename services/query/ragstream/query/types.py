@@ -129,6 +129,8 @@ class ContextEntity:
     score: float
     doc_ids: tuple[str, ...]
     chunk_ids: tuple[str, ...]
+    aliases: tuple[str, ...] = ()
+    """The other names resolution merged into the entity."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -79,6 +79,7 @@ def entity_of(hit: Hit) -> ContextEntity:
         score=hit.score,
         doc_ids=hit.record.doc_ids,
         chunk_ids=tuple(attrs.get("source_ids", ())),
+        aliases=tuple(str(a) for a in attrs.get("aliases") or ()),
     )
 
 
@@ -182,14 +183,24 @@ async def global_graph(
         nodes = await stores.graph.get_nodes(q.workspace, endpoints)
         annotate(current, relations=len(edges), entities=len(nodes))
     scores = {h.record.id: h.score for h in hits}
+    allowed = [n for n in nodes if _allowed(n.doc_ids, q.allowed_docs)]
+    aliases = await _aliases(stores, q.workspace, [n.key for n in allowed])
     entities = [
-        ContextEntity(n.key, n.name, n.type, n.description, 0.0, n.doc_ids, n.source_ids)
-        for n in nodes
-        if _allowed(n.doc_ids, q.allowed_docs)
+        ContextEntity(
+            n.key, n.name, n.type, n.description, 0.0, n.doc_ids, n.source_ids, aliases[n.key]
+        )
+        for n in allowed
     ]
     names = {n.key: n.name for n in nodes}
     relations = [relation_of(e, names, scores.get(e.key, 0.0)) for e in edges]
     return await _filtered(stores, q, entities, relations)
+
+
+async def _aliases(stores: Stores, workspace: str, keys: list[str]) -> dict[str, tuple[str, ...]]:
+    """Per entity key, the other names resolution merged into it (on its search record)."""
+    records = await stores.search.get(Collection.ENTITIES, workspace, keys)
+    found = {r.id: tuple(str(a) for a in r.attrs.get("aliases") or ()) for r in records}
+    return {key: found.get(key, ()) for key in keys}
 
 
 async def _names(

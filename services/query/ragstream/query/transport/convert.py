@@ -165,6 +165,7 @@ def context_pb(retrieval: Retrieval) -> query_pb2.Context:
                 description=e.description,
                 score=e.score,
                 source_doc_ids=e.doc_ids,
+                aliases=e.aliases,
             )
             for e in retrieval.entities
         ],

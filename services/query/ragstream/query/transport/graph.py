@@ -44,6 +44,7 @@ def entity_pb(info: EntityInfo) -> graph_pb2.Entity:
         source_doc_ids=n.doc_ids,
         source_chunk_ids=n.source_ids,
         degree=info.degree,
+        aliases=info.aliases,
     )
 
 

@@ -38,6 +38,7 @@ async function entityDetails(key) {
   details(
     el("h3", {}, entity.name),
     el("p", { class: "muted" }, `${entity.type || "untyped"} · ${entity.degree} relations`),
+    ...(entity.aliases?.length ? [el("p", { class: "aliases" }, `Also named: ${entity.aliases.join(", ")}`)] : []),
     el("p", { class: "description" }, entity.description),
     el("h4", {}, "Communities"),
     el("ul", { class: "entity-communities" }, ...communityLinks(groups.communities)),
@@ -150,7 +151,8 @@ async function findEntities() {
   view.setFocus(text ? new Set(view.keys().filter((k) => view.graph.getNodeAttribute(k, "label").toLowerCase().includes(lower))) : null);
   if (!text) return [];
   const found = await get("/v1/graph/entities", { query: text, limit: 10 });
-  byId("entity-hits-list").replaceChildren(...found.hits.map((h) => hitItem(h.entity, `${h.entity.name} (${h.entity.type})`)));
+  const label = (e) => `${e.name} (${e.type})` + (e.aliases?.length ? ` · also ${e.aliases.join(", ")}` : "");
+  byId("entity-hits-list").replaceChildren(...found.hits.map((h) => hitItem(h.entity, label(h.entity))));
   return found.hits;
 }
 
