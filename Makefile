@@ -57,7 +57,7 @@ test: lint
 	bash scripts/helm.sh path >/dev/null
 	bash scripts/chromium.sh >/dev/null
 	bash scripts/image.sh build >/dev/null  # the container image; reused while the tree is unchanged
-	RAGSTREAM_TEST_DATA=$(DATA) $(BIN)/python -m pytest -q tests --ignore=tests/bench
+	RAGSTREAM_TEST_DATA=$(DATA) $(BIN)/python -m pytest -q --durations=25 tests --ignore=tests/bench
 
 demo: setup
 	$(BIN)/python -m ragstream.cli.main demo

@@ -40,9 +40,12 @@ def test_eval_graph_types_the_labelled_corpus_with_the_model() -> None:
     assert demo["type_accuracy"] >= 0.85 and demo["accuracy_person"] == "20/20"
     assert sample["type_accuracy"] >= 0.8  # measured 0.837: titles the rules find no name in
     assert demo["found"] >= 83 and sample["found"] >= 140  # measured 86 and 145
-    # Without entity resolution every alias is its own entity, and nothing is merged.
-    assert demo["duplicate_pairs_left"] == demo["gold_pairs_found"]
-    assert demo["wrong_merges"] == 0
+    # Resolution joins the English and Chinese names of one thing (glosses, pinyin,
+    # countries) and merges nothing it should not: at most 10% of the pairs left (measured
+    # 1 of 18, Corvid Ridge / Corvid Ridge Capital), no wrong merge.
+    assert demo["gold_pairs_found"] >= 16
+    assert demo["duplicate_pairs_left"] <= 0.1 * demo["gold_pairs_found"], demo["pairs_left"]
+    assert demo["merges"] >= 15 and demo["wrong_merges"] == 0
 
 
 def test_eval_graph_of_a_missing_folder_is_one_line(tmp_path: Path) -> None:

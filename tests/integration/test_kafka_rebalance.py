@@ -52,7 +52,9 @@ def test_versions_published_across_rebalances_end_at_the_last(
             return states.get(f"doc-{TARGET:04d}") == (3, DocState.PROCESSED) and len(states) == 61
 
         wait_until(target_at_v3, 60, "the document reaching v3")
-        assert assignments(second) >= 2, "the second indexer took over the first's partitions"
+        # v3 may reach a partition the second already owned before the first's leaving
+        # finished rebalancing: its taking over the rest is awaited, not assumed.
+        wait_until(lambda: assignments(second) >= 2, 60, "the second taking over the rest")
     finally:
         first.stop()
         if second is not None:

@@ -141,18 +141,26 @@ def refusals(log: str) -> str:
     return "\n".join(line for line in log.splitlines() if "refused the SASL credentials" in line)
 
 
+async def published_then_rotated(user: RotatingUser) -> tuple[KafkaBus, str, str]:
+    """A bus that published "ws/before"; then the password rotated on the broker alone,
+    long enough ago that the broker has ended the producer's sessions. The bus, its
+    document topic and the new password (not in the file yet)."""
+    cfg = user.listener.bus(topic_prefix=f"r{uuid.uuid4().hex[:12]}", partitions=1)
+    topic = Topics(cfg.topic_prefix).documents
+    bus = await KafkaBus.open(cfg, 1_000_000)
+    await bus.publisher.publish(topic, [OutgoingRecord("ws/before", b"1")])
+    second = f"second-{uuid.uuid4().hex}"
+    await user.rotate_on_broker_async(second)
+    await asyncio.sleep(2 * REAUTH_MS / 1000)
+    return bus, topic, second
+
+
 async def test_a_running_publisher_follows_a_rotated_password(
     user: RotatingUser, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="ragstream.common.bus")
-    cfg = user.listener.bus(topic_prefix=f"r{uuid.uuid4().hex[:12]}", partitions=1)
-    topic = Topics(cfg.topic_prefix).documents
-    bus = await KafkaBus.open(cfg, 1_000_000)
+    bus, topic, second = await published_then_rotated(user)
     try:
-        await bus.publisher.publish(topic, [OutgoingRecord("ws/before", b"1")])
-        second = f"second-{uuid.uuid4().hex}"
-        await user.rotate_on_broker_async(second)
-        await asyncio.sleep(2 * REAUTH_MS / 1000)
         write_secret(user.file, second)
         await bus.publisher.publish(topic, [OutgoingRecord("ws/after", b"2")])
 
@@ -175,3 +183,32 @@ async def test_a_running_publisher_follows_a_rotated_password(
     assert [r.key for r in got] == ["ws/before", "ws/after", "ws/again"]
     assert "the producer reconnects" in caplog.text
     assert second not in caplog.text
+
+
+async def test_a_publish_stuck_on_a_refused_login_moves_to_the_rotated_one(
+    user: RotatingUser, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The broker refuses the producer's login (rotated there first) while a publish is
+    under way: the publish waits on that producer only until the file holds the new
+    password, not for the producer's 40 s request timeout, and no other publish queues
+    behind it."""
+    caplog.set_level(logging.INFO, logger="ragstream.common.bus")
+    bus, topic, second = await published_then_rotated(user)
+    try:
+        stuck = asyncio.create_task(
+            bus.publisher.publish(topic, [OutgoingRecord("ws/stuck", b"2")])
+        )
+        await asyncio.sleep(2)
+        assert not stuck.done()
+        write_secret(user.file, second)
+        async with asyncio.timeout(20):  # the old producer alone would hold it 40 s
+            await stuck
+            await bus.publisher.publish(topic, [OutgoingRecord("ws/after", b"3")])
+        consumer = bus.consumer(f"g-{uuid.uuid4().hex}", [topic])
+        got: list[BusRecord] = []
+        async with asyncio.timeout(30):
+            while {r.key for r in got} < {"ws/before", "ws/stuck", "ws/after"}:
+                got += await consumer.poll(10, timeout=0.5)
+    finally:
+        await bus.close()
+    assert "publishing again with the new one" in caplog.text

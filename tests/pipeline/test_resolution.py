@@ -76,6 +76,23 @@ async def test_deleting_the_only_evidence_splits_the_group(tmp_path: Path) -> No
     assert groups(split)["hugo chavez"] == ["hugo chavez", "hugo chávez"]
 
 
+async def test_a_pinyin_spelling_joins_only_while_the_latin_entity_lives(tmp_path: Path) -> None:
+    chinese = change("z", 1, "研究所在宁波举办研讨会，宁波的团队参加。")
+    english = change("e", 1, "The workshop took place in Ningbo.")
+    async with running_pipeline(embedded_settings(tmp_path)) as pipeline:
+        await pipeline.publish([chinese, english])
+        await pipeline.idle()
+        joined = await pipeline.dump(WS)
+        await pipeline.publish([change("e", 2, None)])
+        await pipeline.idle()
+        alone = await pipeline.dump(WS)
+    assert groups(joined)["ningbo"] == ["ningbo", "宁波"]
+    assert joined["entities"]["ningbo"][6]["aliases"] == ["宁波"]
+    assert "ningbo" not in alone["entities"]
+    assert groups(alone)["宁波"] == ["宁波"]
+    assert alone["entities"]["宁波"][3] == ("z",)
+
+
 async def _final_dump(tmp_path: Path, events: list[DocumentChange], batch: int) -> Any:
     settings = embedded_settings(tmp_path, indexer={"merge_batch_size": batch})
     async with running_pipeline(settings) as pipeline:
@@ -91,6 +108,11 @@ def _history() -> list[DocumentChange]:
         change("a", 2, None),
         change("d", 1, "Lenovo (LNV) bought the ThinkPad line from IBM Corp."),
         change("a", 3, SAYS_BOTH + " Hugo Chavez spoke there."),
+        # Chinese names: glossed in Latin, spelled in pinyin, a country's Chinese name.
+        change("z", 1, "研究所高级工程师周明哲（Zhou Mingzhe）在宁波工作，去年访问了挪威。"),
+        change("e", 1, "Zhou Mingzhe flew from Ningbo to Norway."),
+        change("e", 2, None),
+        change("e", 3, "Zhou Mingzhe flew from Ningbo to Norway in May."),
     ]
 
 
@@ -110,6 +132,9 @@ async def test_any_order_of_the_events_gives_the_same_groups_and_stores(tmp_path
         runs.append(await _final_dump(tmp_path / str(run), interleaved, batch=1 + 500 * run))
     first = runs[0]
     assert groups(first)["ibm"] == ["ibm", "ibm corp", "international business machines"]
+    assert groups(first)["zhou mingzhe"] == ["zhou mingzhe", "周明哲"]
+    assert groups(first)["ningbo"] == ["ningbo", "宁波"]
+    assert groups(first)["norway"] == ["norway", "挪威"]
     for other in runs[1:]:
         assert groups(other) == groups(first)
         for part in ("entities", "relations", "nodes", "edges", "mentions"):

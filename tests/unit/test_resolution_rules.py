@@ -223,3 +223,47 @@ def test_an_abbreviation_expanded_two_ways_joins_neither() -> None:
     found = groups(members, evidence, 64)
     assert found["epa"].members == ("epa",)
     assert found["ecb"].members == ("ecb",)  # its expansion has no mentions: no member
+
+
+def test_a_chinese_name_glossed_in_latin_is_the_same_thing() -> None:
+    text = (
+        "东海海洋感知研究所（East China Sea Institute of Ocean Sensing，简称 ESIOS）与挪威卑尔根"
+        "（Bergen）签署协议。青澜海洋装备有限公司（Qinglan Marine Equipment）。"
+        "S3（使用 KP70-2311 批次的密封圈）在2024年（2024）测试（summary）。"
+    )
+    names = [
+        entity("东海海洋感知研究所", "organization"),
+        entity("卑尔根", "location"),
+        entity("青澜海洋装备", "organization"),
+        entity("S3", "product"),
+    ]
+    glossed = {(s.a, s.b) for s in found_in(text, names) if s.rule == "gloss"}
+    assert glossed == {
+        ("east china sea institute of ocean sensing", "东海海洋感知研究所"),
+        ("esios", "东海海洋感知研究所"),
+        ("bergen", "卑尔根"),
+        ("qinglan marine equipment", "青澜海洋装备"),
+    }
+
+
+def test_a_chinese_name_meets_its_pinyin_spelling_and_a_country_its_english_name() -> None:
+    names = [entity("周明哲", "person"), entity("宁波", "location"), entity("挪威", "location")]
+    found = set(found_in("周明哲到宁波。挪威。", names))
+    assert SameAs("zhou mingzhe", "周明哲", "pinyin") in found
+    assert SameAs("ningbo", "宁波", "pinyin") in found
+    assert SameAs("norway", "挪威", "country") in found
+    assert not [s for s in found_in("东海海洋感知研究所。", [entity("东海海洋感知研究所")])]
+
+
+def test_a_pinyin_spelling_joins_one_chinese_name_to_one_latin_entity() -> None:
+    evidence = [SameAs("zhoushan", "舟山", "pinyin"), SameAs("zhou shan", "舟山", "pinyin")]
+    # Spelled alike, one group; their type is what most mentions say (the model misread one).
+    one = groups({"舟山": member(7, "location"), "zhoushan": member(3, "person")}, evidence, 64)
+    assert one["zhoushan"].members == ("zhoushan", "舟山") and one["舟山"].canonical == "舟山"
+    # Without the Latin entity the spelling joins nothing.
+    assert groups({"舟山": member(7, "location")}, evidence, 64)["舟山"].members == ("舟山",)
+    # Two homophones: neither joins the Latin name.
+    homophones = [SameAs("lin haitao", han, "pinyin") for han in ("林海涛", "林海韬")]
+    people = {"林海涛": member(1, "person"), "林海韬": member(1, "person")}
+    found = groups({**people, "lin haitao": member(2, "person")}, homophones, 64)
+    assert all(found[key].members == (key,) for key in ("林海涛", "林海韬", "lin haitao"))

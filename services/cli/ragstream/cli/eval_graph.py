@@ -112,6 +112,7 @@ def summary(result: GraphScore) -> dict[str, float | int | str]:
         "gold_pairs_found": result.pairs_found,
         "duplicate_pairs_left": result.duplicate_pairs,
         "duplicate_share": result.duplicate_share,
+        "pairs_left": "; ".join(f"{a} / {b}" for a, b in result.pairs_left),
         "merges": result.merges,
         "wrong_merges": result.wrong_merges,
         "wrong_merge_share": result.wrong_merge_share,

@@ -48,6 +48,8 @@ class GraphScore:
     """Gold type -> (correct, found)."""
     confusions: Counter[tuple[str, str]] = field(default_factory=Counter)
     """(gold type, store type) -> count, for the typed names typed wrong."""
+    pairs_left: tuple[tuple[str, str], ...] = ()
+    """The gold names of the duplicate pairs left."""
 
     @property
     def type_accuracy(self) -> float:
@@ -103,4 +105,15 @@ def score(things: Sequence[Thing], entities: Sequence[StoreEntity]) -> GraphScor
         wrong_merges=sum(1 for a, b in merged if a[0] != b[0]),
         per_type=per_type,
         confusions=confusions,
+        pairs_left=tuple(_pairs_left(things, index)),
     )
+
+
+def _pairs_left(things: Sequence[Thing], index: dict[str, StoreEntity]) -> list[tuple[str, str]]:
+    left = []
+    for thing in things:
+        for a, b in combinations(thing.names, 2):
+            found_a, found_b = index.get(entity_key(a)), index.get(entity_key(b))
+            if found_a is not None and found_b is not None and found_a.key != found_b.key:
+                left.append((a, b))
+    return left

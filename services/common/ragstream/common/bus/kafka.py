@@ -6,9 +6,9 @@ limit (plus room for headers), so an oversized event reaches the indexer and is
 dead-lettered with the reason instead of being refused silently at the producer.
 
 Keys are UTF-8 bytes (`workspace/doc_id` for documents), so Kafka's default partitioner
-keeps each document's events in one partition, in order. The producer is idempotent with
-acks=all: a retried send never duplicates or reorders a partition's records, and `publish`
-returns once every record is acknowledged by the in-sync replicas.
+keeps each document's events in one partition, in order. The producer (kafka_publisher.py)
+is idempotent with acks=all: a retried send never duplicates or reorders a partition's
+records, and `publish` returns once every record is acknowledged by the in-sync replicas.
 
 Every client connects with the options of `bus.kafka_security` (kafka_security.py). Opening
 the bus retries an unreachable or refusing cluster with capped exponential backoff for
@@ -20,19 +20,17 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeVar
-
-from aiokafka import AIOKafkaProducer
+from typing import TypeVar
 
 from ragstream.common.bus.kafka_admin import (
     KafkaUnavailableError,
     TopicSpec,
     ensure_topics,
-    start_or_explain,
 )
 from ragstream.common.bus.kafka_consumer import KafkaConsumer
-from ragstream.common.bus.kafka_security import KafkaOptions, kafka_options
-from ragstream.common.bus.protocols import Bus, OutgoingRecord
+from ragstream.common.bus.kafka_publisher import KafkaPublisher
+from ragstream.common.bus.kafka_security import kafka_options
+from ragstream.common.bus.protocols import Bus
 from ragstream.common.bus.topics import Topics
 from ragstream.common.config import BusConfig, Settings
 
@@ -42,7 +40,6 @@ FIRST_BACKOFF_S = 0.5
 MAX_BACKOFF_S = 15.0
 HEADROOM_BYTES = 1 << 20
 """Room above the largest accepted document for the event's other fields and headers."""
-MIN_REQUEST_BYTES = 1 << 20
 
 
 def topic_specs(topics: Topics, partitions: int, max_event_bytes: int) -> list[TopicSpec]:
@@ -54,81 +51,6 @@ def topic_specs(topics: Topics, partitions: int, max_event_bytes: int) -> list[T
         TopicSpec(topics.communities, partitions),
         TopicSpec(topics.documents_dlt, partitions, sized),
     ]
-
-
-class KafkaPublisher:
-    """An idempotent producer, started on the first publish, and started anew (after the
-    publishes under way on the old one are acknowledged) when the login changed."""
-
-    def __init__(
-        self, options: KafkaOptions, *, max_request_bytes: int, client_id: str = "ragstream"
-    ) -> None:
-        self._options = options
-        self._extra = {
-            "client_id": client_id,
-            "enable_idempotence": True,
-            "acks": "all",
-            "max_request_size": max(MIN_REQUEST_BYTES, max_request_bytes),
-        }
-        self._producer: Any = None
-        self._login = options.current_login()
-        self._starting = asyncio.Lock()
-        self._publishing = 0
-        """Publishes under way on `_producer`."""
-        self._idle = asyncio.Event()
-        self._idle.set()
-
-    async def _acquire(self) -> Any:
-        """The producer for one publish (`_release` after it), started if needed."""
-        async with self._starting:
-            if self._producer is not None and self._options.current_login() != self._login:
-                log.info(
-                    "Kafka login changed (%s): the producer reconnects with it",
-                    self._options.login_settings(),
-                )
-                await self._idle.wait()  # new publishes wait on the lock meanwhile
-                await self.close()
-            if self._producer is None:
-                self._login = self._options.current_login()
-                producer = AIOKafkaProducer(**self._options.client(**self._extra))
-                await start_or_explain(producer, self._options, "the producer")
-                self._producer = producer
-            self._publishing += 1
-            self._idle.clear()
-            return self._producer
-
-    def _release(self) -> None:
-        self._publishing -= 1
-        if not self._publishing:
-            self._idle.set()
-
-    async def publish(self, topic: str, records: Sequence[OutgoingRecord]) -> None:
-        """Sends in order and returns once all are acknowledged; raises if any failed
-        (some may then be stored: at-least-once, like every retry)."""
-        if not topic:
-            raise ValueError("topic must not be empty")
-        if not records:
-            return
-        producer = await self._acquire()
-        try:
-            acks = [
-                await producer.send(
-                    topic,
-                    record.value,
-                    key=record.key.encode("utf-8", "surrogateescape"),
-                    headers=list(record.headers),
-                )
-                for record in records
-            ]
-            await asyncio.gather(*acks)
-        finally:
-            self._release()
-
-    async def close(self) -> None:
-        """Flushes what is buffered and disconnects."""
-        producer, self._producer = self._producer, None
-        if producer is not None:
-            await producer.stop()
 
 
 class KafkaBus:

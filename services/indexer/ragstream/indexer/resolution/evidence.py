@@ -12,6 +12,15 @@ sees only the evidence present. The rules, safest first:
 - `short_name`: a person's surname or given name used alone after the full name in the
   chunk; weak: stage 2 follows it only when it points at one full name.
 - `cjk`: two CJK names of the chunk with nearly the same characters (`fold.cjk_similar`).
+- `gloss`: a Chinese name followed by its Latin name in parentheses, the way Chinese text
+  introduces a foreign or translated name: 卑尔根（Bergen）, 东海海洋感知研究所（East China
+  Sea Institute of Ocean Sensing，简称 ESIOS） (each name of the parentheses).
+- `pinyin`: a Chinese name of two to four ideographs and its pinyin spellings
+  (`pinyin.spellings`: 宁波 / "ningbo", 周明哲 / "zhou mingzhe"); the spelling is a key of
+  its own, so the name meets the Latin entity of that key in any document. Stage 2 follows
+  it only between live entities, one Chinese name to one Latin one (homophones stay apart).
+- `country`: a country's Chinese name and its English names (`countries.english_names`:
+  挪威 / Norway, 中国 / China).
 """
 
 from __future__ import annotations
@@ -33,14 +42,21 @@ from ragstream.common.text.fold import (
     singular_fold,
 )
 from ragstream.common.text.names import name_pattern
+from ragstream.indexer.resolution import countries, pinyin
 
-STRONG = frozenset({"name", "plural", "abbreviation", "cjk"})
+STRONG = frozenset({"name", "plural", "abbreviation", "cjk", "gloss", "country"})
 WEAK = frozenset({"short_name"})
+TRANSLITERATION = frozenset({"pinyin"})
 
 _PAREN_ABBR = re.compile(r"\(\s*([A-Z][A-Za-z0-9&.]{1,11})\s*\)")
 _ABBR_PAREN = re.compile(r"(?<![\w.])([A-Z][A-Z0-9&.]{1,11})\s*\(([^()]{3,120})\)")
 _WORD = re.compile(r"[^\W_][\w&'.-]*")
 _PERSON_TYPES = frozenset({"person", *FALLBACK_TYPES})
+_GLOSS = r"\s*[（(]((?:[^（）()\u3400-\u9fff]|简称|下称|又称|英文名){2,160})[）)]"
+"""Parentheses right after a Chinese name, holding no ideograph but a "short form" marker."""
+_GLOSS_PARTS = re.compile(r"\s*[，,、;；]\s*(?:简称|下称|又称|英文名)?\s*")
+_LATIN_NAME = re.compile(r"[A-Z][A-Za-z0-9&'.\- ]{1,79}")
+_CJK_LEGAL = "(?:股份有限公司|有限公司|公司|集团)?"
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -60,6 +76,9 @@ def found_in(text: str, entities: Sequence[Mention]) -> list[SameAs]:
         *_abbreviations(text),
         *_short_names(text, names),
         *_cjk(names),
+        *_pinyin(names),
+        *_countries(names),
+        *_glosses(text, names),  # after pinyin: a pair both give is a gloss
     ]
     unique = {_pair(s.a, s.b): s.rule for s in found if s.a and s.b and s.a != s.b}
     return sorted(SameAs(a, b, rule) for (a, b), rule in unique.items())
@@ -149,6 +168,36 @@ def _cjk(names: list[tuple[str, str]]) -> list[SameAs]:
     keys = sorted({fold(name) for name, _ in names if is_cjk(name)})
     return [
         SameAs(a, b, "cjk") for i, a in enumerate(keys) for b in keys[i + 1 :] if cjk_similar(a, b)
+    ]
+
+
+def _glosses(text: str, names: list[tuple[str, str]]) -> list[SameAs]:
+    found: list[SameAs] = []
+    for name, _ in names:
+        if not is_cjk(name):
+            continue
+        for match in re.finditer(re.escape(name) + _CJK_LEGAL + _GLOSS, text):
+            for part in _GLOSS_PARTS.split(match.group(1).strip()):
+                latin = part.strip()
+                if _LATIN_NAME.fullmatch(latin) and not latin.isdigit():
+                    found.append(SameAs(entity_key(name), entity_key(latin), "gloss"))
+    return found
+
+
+def _countries(names: list[tuple[str, str]]) -> list[SameAs]:
+    return [
+        SameAs(entity_key(name), english, "country")
+        for name, _ in names
+        if is_cjk(name)
+        for english in countries.english_names(name)
+    ]
+
+
+def _pinyin(names: list[tuple[str, str]]) -> list[SameAs]:
+    return [
+        SameAs(entity_key(name), spelled, "pinyin")
+        for name, _ in names
+        for spelled in pinyin.spellings(name)
     ]
 
 

@@ -12,6 +12,10 @@ the components are checked before they are used:
   spelling): they take the type most of their mentions give, since a type is a vote that
   can be wrong and a spelling is not;
 - plural evidence counts only between names both written in lowercase;
+- a pinyin spelling (`evidence.TRANSLITERATION`) joins a Chinese name to the Latin entity
+  of that key only when both are live and neither has another such partner: 林海涛 and
+  林海韬 both spell "lin haitao", and then neither joins Lin Haitao. The two are one
+  spelling for the type split below (舟山 / Zhoushan take the type most mentions give);
 - weak evidence (a surname or given name alone) joins the short name's group to a full
   name's group only when it points at exactly one: "Halvorsen" after both "Ingrid
   Halvorsen" and "Halvorsen Aquatics" stays apart, and two full names never merge through
@@ -26,8 +30,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ragstream.common.derive import FALLBACK_TYPES
-from ragstream.common.text.fold import spelling
-from ragstream.indexer.resolution.evidence import STRONG, WEAK, SameAs
+from ragstream.common.text.fold import is_cjk, spelling
+from ragstream.indexer.resolution.evidence import STRONG, TRANSLITERATION, WEAK, SameAs
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +85,9 @@ def groups(
     for same in evidence:
         if same.rule in STRONG and _accepted(same, members) and same not in ambiguous:
             strong.join(same.a, same.b)
+    romanized = _one_to_one_spellings(evidence, members)
+    for han, latin in romanized.items():
+        strong.join(han, latin)
     classes: list[list[str]] = []
     nodes = {k for s in evidence for k in (s.a, s.b)} | set(members)
     for component in strong.sets(nodes):
@@ -88,7 +95,7 @@ def groups(
         if len(component) > max_size:
             classes += [[k] for k in live]
         elif live:
-            classes += _by_type(live, members)
+            classes += _by_type(live, members, romanized)
     final = _with_short_names(classes, evidence, members)
     return {
         key: Group(_canonical(core, members), tuple(keys)) for keys, core in final for key in keys
@@ -110,6 +117,25 @@ def _ambiguous_abbreviations(evidence: Sequence[SameAs]) -> set[SameAs]:
     }
 
 
+def _one_to_one_spellings(
+    evidence: Sequence[SameAs], members: Mapping[str, Member]
+) -> dict[str, str]:
+    """Chinese key -> the Latin key it spells, from the pinyin evidence between live
+    entities, where the Chinese name spells one Latin entity and that entity is spelled by
+    one Chinese name."""
+    live = [
+        (same.a, same.b) if is_cjk(same.a) else (same.b, same.a)
+        for same in evidence
+        if same.rule in TRANSLITERATION and same.a in members and same.b in members
+    ]
+    spelled: dict[str, set[str]] = defaultdict(set)
+    spells: dict[str, set[str]] = defaultdict(set)
+    for han, latin in live:
+        spelled[latin].add(han)
+        spells[han].add(latin)
+    return {han: latin for han, latin in live if len(spelled[latin]) == 1 and len(spells[han]) == 1}
+
+
 def _accepted(same: SameAs, members: Mapping[str, Member]) -> bool:
     if same.rule != "plural":
         return True
@@ -121,11 +147,14 @@ def _specific(member: Member) -> str:
     return "" if member.type in FALLBACK_TYPES else member.type
 
 
-def _by_type(keys: list[str], members: Mapping[str, Member]) -> list[list[str]]:
-    """The component split by evidenced type, the keys of one spelling kept together."""
+def _by_type(
+    keys: list[str], members: Mapping[str, Member], romanized: Mapping[str, str]
+) -> list[list[str]]:
+    """The component split by evidenced type, the keys of one spelling kept together (a
+    Chinese name and the Latin name it spells in pinyin are one spelling too)."""
     units: dict[str, list[str]] = defaultdict(list)
     for key in keys:
-        units[spelling(key)].append(key)
+        units[spelling(romanized.get(key, key))].append(key)
     typed = {root: _voted_type(unit, members) for root, unit in units.items()}
     types = sorted(set(typed.values()) - {""})
     if len(types) <= 1:
