@@ -53,11 +53,10 @@ lint: setup
 	bash scripts/buf.sh breaking
 	bash scripts/gen-go.sh check
 
-test: lint
-	bash scripts/helm.sh path >/dev/null
-	bash scripts/chromium.sh >/dev/null
-	bash scripts/image.sh build >/dev/null  # the container image; reused while the tree is unchanged
-	RAGSTREAM_TEST_DATA=$(DATA) $(BIN)/python -m pytest -q --durations=25 tests --ignore=tests/bench
+# Lint, then the whole suite; the helm binary and the container image (reused while the tree
+# is unchanged) build beside the lint.
+test: setup
+	DATA=$(DATA) bash scripts/test.sh
 
 demo: setup
 	$(BIN)/python -m ragstream.cli.main demo

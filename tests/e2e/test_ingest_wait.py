@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import grpc
@@ -37,9 +37,15 @@ async def embedder() -> AsyncIterator[OpenAITestServer]:
 
 
 @pytest.fixture
-def serve(tmp_path: Path, embedder: OpenAITestServer) -> Iterator[ServeProcess]:
-    with ServeProcess(tmp_path / "data", openai_embedding_env(embedder.base_url)) as process:
+async def serve(tmp_path: Path, embedder: OpenAITestServer) -> AsyncIterator[ServeProcess]:
+    """Started and stopped off the event loop, which keeps serving the embedder: a merge
+    still embedding at the end then finishes, instead of holding the stop 30 s."""
+    process = ServeProcess(tmp_path / "data", openai_embedding_env(embedder.base_url))
+    await asyncio.to_thread(process.start)
+    try:
         yield process
+    finally:
+        await asyncio.to_thread(process.stop)
 
 
 async def ingest(serve: ServeProcess, path: Path, *options: str) -> tuple[int, str]:

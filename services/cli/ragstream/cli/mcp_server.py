@@ -136,7 +136,8 @@ class Tools:
         include_chunks: Annotated[bool, Field(description="Also the source text.")] = False,
         workspace: Workspace = "",
     ) -> Json:
-        """One entity: its type, merged description, source documents and degree."""
+        """One entity (by name, key or alias): its type, merged description, aliases, source
+        documents and degree."""
         request = graph_pb2.GetEntityRequest(name=name, include_chunks=include_chunks)
         return await self._up.send(ctx, _GRAPH, "GetEntity", request, workspace)
 
