@@ -96,6 +96,11 @@ class SearchRecord:
     attrs: Mapping[str, Any] = field(default_factory=dict)
     """Collection-specific fields, JSON-serializable (file_path, order, tokens, name, ...)."""
 
+    @property
+    def aliases(self) -> tuple[str, ...]:
+        """An entity's other names, merged into it by entity resolution; () if none."""
+        return tuple(str(a) for a in self.attrs.get("aliases") or ())
+
 
 NO_VECTOR: Vector = np.empty(0, dtype=np.float32)
 """The vector of a hit's record (see Hit)."""

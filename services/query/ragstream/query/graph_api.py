@@ -116,7 +116,7 @@ class GraphReader:
         present = [n.key for n in nodes]
         degrees = await self._graph.degrees(workspace, present)
         records = await self._search.get(Collection.ENTITIES, workspace, present)
-        aliases = {r.id: tuple(str(a) for a in r.attrs.get("aliases") or ()) for r in records}
+        aliases = {r.id: r.aliases for r in records}
         return [EntityInfo(n, degrees.get(n.key, 0), aliases.get(n.key, ())) for n in nodes]
 
     async def resolved_key(self, workspace: str, name: str) -> str:

@@ -79,7 +79,7 @@ def entity_of(hit: Hit) -> ContextEntity:
         score=hit.score,
         doc_ids=hit.record.doc_ids,
         chunk_ids=tuple(attrs.get("source_ids", ())),
-        aliases=tuple(str(a) for a in attrs.get("aliases") or ()),
+        aliases=hit.record.aliases,
     )
 
 
@@ -199,7 +199,7 @@ async def global_graph(
 async def _aliases(stores: Stores, workspace: str, keys: list[str]) -> dict[str, tuple[str, ...]]:
     """Per entity key, the other names resolution merged into it (on its search record)."""
     records = await stores.search.get(Collection.ENTITIES, workspace, keys)
-    found = {r.id: tuple(str(a) for a in r.attrs.get("aliases") or ()) for r in records}
+    found = {r.id: r.aliases for r in records}
     return {key: found.get(key, ()) for key in keys}
 
 
