@@ -130,6 +130,10 @@ async def test_any_order_of_the_events_gives_the_same_groups_and_stores(tmp_path
             rng.shuffle(doc_events)  # a stale version arriving late is skipped
         interleaved = [e for doc in order for e in by_doc[doc]]
         runs.append(await _final_dump(tmp_path / str(run), interleaved, batch=1 + 500 * run))
+    # The final version of each document alone, indexed once: what the history must equal.
+    final = {e.doc_id: e for e in sorted(events, key=lambda e: e.version)}
+    kept = [e for e in final.values() if not e.deleted]
+    runs.append(await _final_dump(tmp_path / "final", kept, batch=7))
     first = runs[0]
     assert groups(first)["ibm"] == ["ibm", "ibm corp", "international business machines"]
     assert groups(first)["zhou mingzhe"] == ["zhou mingzhe", "周明哲"]
@@ -225,3 +229,27 @@ async def test_the_graph_service_answers_any_alias_with_the_resolved_entity(
     # A document filter rebuilds the resolved entity from its members' allowed mentions.
     [ibm] = [e for e in filtered.entities if e.key == "ibm"]
     assert ibm.doc_ids == ("c",) and "Zurich" in ibm.description
+
+
+async def test_deleting_a_member_that_meets_its_group_at_a_folded_key_re_derives_the_group(
+    tmp_path: Path,
+) -> None:
+    """Neither spelling is the folded key ("ibm") where they meet: deleting the only document
+    of the member that is not canonical re-derives the canonical entity without it."""
+    gone = change("x", 1, "IBM Corporation makes machines in Armonk.")
+    kept = change("y", 1, "IBM Corp. builds servers. IBM Corp. sells them too.")
+    async with running_pipeline(embedded_settings(tmp_path / "edited")) as pipeline:
+        await pipeline.publish([gone, kept])
+        await pipeline.idle()
+        joined = await pipeline.dump(WS)
+        await pipeline.publish([change("x", 2, None)])
+        await pipeline.idle()
+        after = await pipeline.dump(WS)
+    async with running_pipeline(embedded_settings(tmp_path / "fresh")) as pipeline:
+        await pipeline.publish([kept])
+        await pipeline.idle()
+        fresh = await pipeline.dump(WS)
+    assert groups(joined)["ibm corp"] == ["ibm corp", "ibm corporation"]
+    assert groups(after)["ibm corp"] == ["ibm corp"]
+    for part in ("entities", "relations", "nodes", "edges"):
+        assert after[part] == fresh[part], part

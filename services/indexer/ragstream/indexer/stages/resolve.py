@@ -98,6 +98,7 @@ class ResolvedMerge:
                 stale_edges.append(key)
         changed = await self._changed_groups(ws, plans, Collection.ENTITIES, follow_ups)
         await self._changed_groups(ws, plans, Collection.RELATIONS, follow_ups)
+        follow_ups.update(await self._stale_around(ws, plans, resolved))
         around = await self._graph.edges_of(ws, stale_edges + changed)
         follow_ups.update(relation_key(e.source, e.target) for es in around.values() for e in es)
         return follow_ups
@@ -118,6 +119,26 @@ class ResolvedMerge:
             if old != members and (len(old) > 1 or len(members) > 1):
                 changed.append(key)
         return changed
+
+    async def _stale_around(
+        self, ws: str, plans: dict[str, KeyPlan], resolved: Resolved
+    ) -> set[str]:
+        """The live keys the evidence walk reached, outside the batch, whose stored records
+        disagree with their group now: a canonical key whose members changed, a member that
+        still has records. A member whose only document is deleted may meet its group at a
+        key that is no entity ("IBM Corporation" and "IBM Corp." at "ibm"): its own merge
+        finds no record to fix, so the group is fixed from the keys around it."""
+        around = sorted(set(resolved.mentions) - set(plans))
+        stored = {r.id: r for r in await self._search.get(Collection.ENTITIES, ws, around)}
+        stale: set[str] = set()
+        for key in around:
+            record = stored.get(key)
+            if resolved.canonical(key) != key:
+                if record is not None:
+                    stale.add(key)
+            elif record is None or _members(record, key) != set(resolved.members(key)):
+                stale.add(key)
+        return stale
 
 
 def _entity_plan(key: str, resolved: Resolved) -> KeyPlan:
