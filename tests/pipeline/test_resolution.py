@@ -113,6 +113,12 @@ def _history() -> list[DocumentChange]:
         change("e", 1, "Zhou Mingzhe flew from Ningbo to Norway."),
         change("e", 2, None),
         change("e", 3, "Zhou Mingzhe flew from Ningbo to Norway in May."),
+        # Written-out short forms, another word order, a name without its middle name.
+        change("u", 1, "The US Congress ratified the Versailles Treaty. Paul Stevens voted."),
+        change("v", 1, "The United States Congress debated the Treaty of Versailles in 1919."),
+        change("w", 1, "Senator Paul David Stevens opposed the Treaty of Versailles."),
+        change("w", 2, None),
+        change("w", 3, "Senator Paul David Stevens opposed the Treaty of Versailles for years."),
     ]
 
 
@@ -139,6 +145,9 @@ async def test_any_order_of_the_events_gives_the_same_groups_and_stores(tmp_path
     assert groups(first)["zhou mingzhe"] == ["zhou mingzhe", "周明哲"]
     assert groups(first)["ningbo"] == ["ningbo", "宁波"]
     assert groups(first)["norway"] == ["norway", "挪威"]
+    assert groups(first)["united states congress"] == ["united states congress", "us congress"]
+    assert groups(first)["treaty of versailles"] == ["treaty of versailles", "versailles treaty"]
+    assert groups(first)["paul david stevens"] == ["paul david stevens", "paul stevens"]
     for other in runs[1:]:
         assert groups(other) == groups(first)
         for part in ("entities", "relations", "nodes", "edges", "mentions"):

@@ -29,7 +29,17 @@ _UNFOLDED = str.maketrans(
 _PUNCTUATION = re.compile(r"[\W_]+")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _CJK_SUFFIXES = tuple(s for s in LEGAL_SUFFIXES if _CJK.match(s))
-_PLURAL_EXCEPTIONS = ("ss", "us", "is", "ics", "ous", "ness")
+_PLURAL_EXCEPTIONS = ("ss", "us", "is", "ics", "ous", "ness", "series", "species", "news")
+_CONNECTORS = frozenset({"of", "and", "for", "the", "de", "du", "la", "&", "in", "on", "für"})
+_SHORT_FORMS = (
+    (re.compile(r"(?<![\w.])U\.?S\.?(?![\w.])"), "United States"),
+    (re.compile(r"(?<![\w.])U\.?K\.?(?![\w.])"), "United Kingdom"),
+    (re.compile(r"^St\.?(?= )"), "Saint"),
+    (re.compile(r"^Mt\.?(?= )"), "Mount"),
+    (re.compile(r"^Ft\.?(?= )"), "Fort"),
+)
+"""Short forms written out before folding: uppercase country initials anywhere, a leading
+"St", "Mt" or "Ft" (a trailing "St" is a street)."""
 
 
 def fold_diacritics(text: str) -> str:
@@ -85,16 +95,49 @@ def _initialisms(words: list[str]) -> list[str]:
 
 
 def singular_fold(name: str) -> str:
-    """The folded form with a plain English plural -s dropped, for a name written in
-    lowercase (a common noun: "sensors" and "sensor"), never a proper name ("Mars",
-    "Hughes"); "" when the rule does not apply."""
+    """The folded form with a plain English plural dropped from its last word ("sensors" /
+    "sensor", "Reformed Churches" / "reformed church", "British Overseas Territories" /
+    "british overseas territory"), for a name written in lowercase (a common noun) or of
+    two words or more; never a one-word proper name ("Mars", "Hughes", "Amazons"); "" when
+    the rule does not apply."""
     folded = fold(name)
-    if name != name.lower() or is_cjk(folded) or not folded:
+    if is_cjk(folded) or not folded:
+        return ""
+    if name != name.lower() and " " not in folded:
         return ""
     head, _, last = folded.rpartition(" ")
-    if len(last) > 3 and last.endswith("s") and not last.endswith(_PLURAL_EXCEPTIONS):
-        return f"{head} {last[:-1]}".strip()
-    return ""
+    single = _singular(last)
+    return f"{head} {single}".strip() if single else ""
+
+
+def _singular(word: str) -> str:
+    if len(word) <= 3 or not word.endswith("s") or word.endswith(_PLURAL_EXCEPTIONS):
+        return ""
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("ches", "shes", "xes", "zes")):
+        return word[:-2]
+    return word[:-1]
+
+
+def expanded_fold(name: str) -> str:
+    """The folded form with the common short forms of a name written out ("US Congress" /
+    "united states congress", "St. Paul" / "saint paul", "U.K. Antarctic Place-Names
+    Committee"); "" when the name holds none."""
+    written = name
+    for pattern, full in _SHORT_FORMS:
+        written = pattern.sub(full, written)
+    folded = fold(written)
+    return folded if written != name and folded != fold(name) else ""
+
+
+def word_set(name: str) -> str:
+    """The folded words of a name without connectors, sorted: one form for the orders of
+    one name's words ("Treaty of Versailles" / "Versailles Treaty"); "" for fewer than two
+    such words or a CJK name."""
+    folded = expanded_fold(name) or fold(name)
+    words = sorted(w for w in folded.split() if w not in _CONNECTORS)
+    return " ".join(words) if len(words) >= 2 and not is_cjk(folded) else ""
 
 
 def _fold_cjk(key: str) -> str:
@@ -105,9 +148,6 @@ def _fold_cjk(key: str) -> str:
         if bare.endswith(suffix) and len(bare) > len(suffix) + 1:
             return bare[: -len(suffix)]
     return bare
-
-
-_CONNECTORS = frozenset({"of", "and", "for", "the", "de", "du", "la", "&", "in", "on", "für"})
 
 
 def acronym(words: list[str]) -> str:

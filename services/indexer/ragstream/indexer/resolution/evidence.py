@@ -21,6 +21,17 @@ sees only the evidence present. The rules, safest first:
   it only between live entities, one Chinese name to one Latin one (homophones stay apart).
 - `country`: a country's Chinese name and its English names (`countries.english_names`:
   挪威 / Norway, 中国 / China).
+
+Three more rules meet at blocking keys (`BLOCK_MARK`, no entity key holds it), and stage 2
+pairs the live entities of a block (`groups.block_pairs`):
+- `order`: the words of a name in any order, connectors dropped ("Treaty of Versailles" /
+  "Versailles Treaty"); names typed person are left out ("Samuel Taylor Coleridge" and
+  "Samuel Coleridge-Taylor" are two people).
+- `middle`: a person's first and last name ("Paul Stevens" / "Paul David Stevens");
+  weak: a shorter name joins the one longer name that holds its words.
+- `document_name`: a surname or given name used alone anywhere in the document of a full
+  name typed person ("Halvorsen" in the fourth chunk, "Ingrid Halvorsen" in the first);
+  weak, as `short_name`. The block is the document's, so it goes with its chunks.
 """
 
 from __future__ import annotations
@@ -37,16 +48,21 @@ from ragstream.common.text.fold import (
     acronyms,
     cjk_similar,
     compact,
+    expanded_fold,
     fold,
     is_cjk,
     singular_fold,
+    word_set,
 )
 from ragstream.common.text.names import name_pattern
 from ragstream.indexer.resolution import countries, pinyin
 
-STRONG = frozenset({"name", "plural", "abbreviation", "cjk", "gloss", "country"})
-WEAK = frozenset({"short_name"})
+STRONG = frozenset({"name", "plural", "abbreviation", "cjk", "gloss", "country", "order"})
+WEAK = frozenset({"short_name", "middle", "document_name"})
 TRANSLITERATION = frozenset({"pinyin"})
+BLOCKED = frozenset({"order", "middle", "document_name"})
+"""Rules whose evidence links an entity to a blocking key, not to another entity."""
+BLOCK_MARK = "\u241e"
 
 _PAREN_ABBR = re.compile(r"\(\s*([A-Z][A-Za-z0-9&.]{1,11})\s*\)")
 _ABBR_PAREN = re.compile(r"(?<![\w.])([A-Z][A-Z0-9&.]{1,11})\s*\(([^()]{3,120})\)")
@@ -79,6 +95,7 @@ def found_in(text: str, entities: Sequence[Mention]) -> list[SameAs]:
         *_pinyin(names),
         *_countries(names),
         *_glosses(text, names),  # after pinyin: a pair both give is a gloss
+        *_blocks(text, names, entities[0].doc_id if entities else ""),
     ]
     unique = {_pair(s.a, s.b): s.rule for s in found if s.a and s.b and s.a != s.b}
     return sorted(SameAs(a, b, rule) for (a, b), rule in unique.items())
@@ -96,7 +113,43 @@ def _folded(names: list[tuple[str, str]]) -> list[SameAs]:
         found.append(SameAs(key, fold(name), "name"))
         found.append(SameAs(key, compact(name), "name"))
         found.append(SameAs(key, singular_fold(name), "plural"))
+        found.append(SameAs(key, expanded_fold(name), "name"))
     return found
+
+
+def block(rule: str, *parts: str) -> str:
+    return " ".join((f"{BLOCK_MARK}{rule}", *parts))
+
+
+def is_block(key: str) -> bool:
+    return key.startswith(BLOCK_MARK)
+
+
+def _blocks(text: str, names: list[tuple[str, str]], doc_id: str) -> list[SameAs]:
+    found: list[SameAs] = []
+    for name, type_ in names:
+        key = entity_key(name)
+        words = fold(name).split()
+        if type_ != "person" and (ordered := word_set(name)):
+            found.append(SameAs(key, block("order", ordered), "order"))
+        if type_ == "person" and 2 <= len(words) <= 5 and not is_cjk(name):
+            found.append(SameAs(key, block("middle", words[0], words[-1]), "middle"))
+        for short in _document_names(text, name, type_, words):
+            found.append(SameAs(key, block("document_name", doc_id, short), "document_name"))
+    return found
+
+
+def _document_names(text: str, name: str, type_: str, words: list[str]) -> list[str]:
+    """The words a name offers to its document's other names: a full name typed person its
+    first and last word; a lone capitalized word typed person or untyped, itself, unless
+    the chunk also uses it as a common word."""
+    parts = name.split()
+    if type_ == "person" and 2 <= len(parts) <= 3 and all(map(_is_name_word, parts)):
+        return [words[0], words[-1]]
+    lone = len(parts) == 1 and _is_name_word(name) and type_ in _PERSON_TYPES
+    if lone and not re.search(name_pattern(name.lower()), text):
+        return words
+    return []
 
 
 def _abbreviations(text: str) -> list[SameAs]:

@@ -11,15 +11,21 @@ the components are checked before they are used:
   split (`fold.spelling`: diacritics, hyphens and punctuation folded; a legal suffix is not a
   spelling): they take the type most of their mentions give, since a type is a vote that
   can be wrong and a spelling is not;
-- plural evidence counts only between names both written in lowercase;
 - a pinyin spelling (`evidence.TRANSLITERATION`) joins a Chinese name to the Latin entity
   of that key only when both are live and neither has another such partner: 林海涛 and
   林海韬 both spell "lin haitao", and then neither joins Lin Haitao. The two are one
   spelling for the type split below (舟山 / Zhoushan take the type most mentions give);
-- weak evidence (a surname or given name alone) joins the short name's group to a full
-  name's group only when it points at exactly one: "Halvorsen" after both "Ingrid
-  Halvorsen" and "Halvorsen Aquatics" stays apart, and two full names never merge through
-  a surname they share.
+- evidence at a blocking key (`evidence.BLOCKED`) becomes pairs of the block's live
+  members (`block_pairs`): two names in another word order, neither typed person, join;
+  a person's shorter name points at a longer one holding its words in order, first and
+  last the same ("Paul Stevens" / "Paul David Stevens"); a lone name typed person or
+  untyped points at the full names typed person of its document that start or end with it;
+- plural evidence counts between names both written in lowercase, or both of two words or
+  more and neither typed person ("Academy Awards" / "Academy Award", not "Amazons");
+- weak evidence (a surname or given name alone, a name without its middle name) joins the
+  short name's group to a full name's group only when it points at exactly one:
+  "Halvorsen" after both "Ingrid Halvorsen" and "Halvorsen Aquatics" stays apart, and two
+  full names never merge through a surname they share.
 The canonical member of a group is the one with the most live mentions, ties by key.
 """
 
@@ -31,7 +37,14 @@ from dataclasses import dataclass
 
 from ragstream.common.derive import FALLBACK_TYPES
 from ragstream.common.text.fold import is_cjk, spelling
-from ragstream.indexer.resolution.evidence import STRONG, TRANSLITERATION, WEAK, SameAs
+from ragstream.indexer.resolution.evidence import (
+    BLOCKED,
+    STRONG,
+    TRANSLITERATION,
+    WEAK,
+    SameAs,
+    is_block,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +93,7 @@ def groups(
 ) -> dict[str, Group]:
     """The group of every member key (a key no evidence touches is a group of one).
     `evidence` may name keys without live mentions: they connect, but are no members."""
+    evidence = [s for s in evidence if s.rule not in BLOCKED] + block_pairs(evidence, members)
     strong = _Union()
     ambiguous = _ambiguous_abbreviations(evidence)
     for same in evidence:
@@ -100,6 +114,51 @@ def groups(
     return {
         key: Group(_canonical(core, members), tuple(keys)) for keys, core in final for key in keys
     }
+
+
+def block_pairs(evidence: Sequence[SameAs], members: Mapping[str, Member]) -> list[SameAs]:
+    """The pairs of live members that the evidence at each blocking key makes, by its rule."""
+    blocks: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for same in evidence:
+        if same.rule in BLOCKED:
+            key, block = (same.b, same.a) if is_block(same.a) else (same.a, same.b)
+            if key in members:
+                blocks[block, same.rule].add(key)
+    pairs: set[SameAs] = set()
+    for (_, rule), keys in blocks.items():
+        ordered = sorted(keys)
+        for i, a in enumerate(ordered):
+            for b in ordered[i + 1 :]:
+                if _PAIRED[rule](members[a], members[b]):
+                    pairs.add(SameAs(a, b, rule))
+    return sorted(pairs)
+
+
+def _reordered(a: Member, b: Member) -> bool:
+    return "person" not in (a.type, b.type)
+
+
+def _without_middle(a: Member, b: Member) -> bool:
+    short, full = sorted((a.name.casefold().split(), b.name.casefold().split()), key=len)
+    if a.type != "person" or b.type != "person" or len(short) == len(full):
+        return False
+    rest = iter(full)
+    return short[0] == full[0] and short[-1] == full[-1] and all(w in rest for w in short)
+
+
+def _used_alone(a: Member, b: Member) -> bool:
+    short, full = sorted((a, b), key=lambda m: len(m.name.split()))
+    words = full.name.split()
+    return (
+        len(short.name.split()) == 1
+        and len(words) > 1
+        and full.type == "person"
+        and short.type in ("person", *FALLBACK_TYPES)
+        and short.name.casefold() in (words[0].casefold(), words[-1].casefold())
+    )
+
+
+_PAIRED = {"order": _reordered, "middle": _without_middle, "document_name": _used_alone}
 
 
 def _ambiguous_abbreviations(evidence: Sequence[SameAs]) -> set[SameAs]:
@@ -139,8 +198,10 @@ def _one_to_one_spellings(
 def _accepted(same: SameAs, members: Mapping[str, Member]) -> bool:
     if same.rule != "plural":
         return True
-    names = [members[k].name for k in (same.a, same.b) if k in members]
-    return all(name == name.lower() for name in names)
+    named = [members[k] for k in (same.a, same.b) if k in members]
+    return all(m.name == m.name.lower() for m in named) or all(
+        len(m.name.split()) > 1 and m.type != "person" for m in named
+    )
 
 
 def _specific(member: Member) -> str:

@@ -21,7 +21,7 @@ from ragstream.common.events import MergeKey, encode_merge
 from ragstream.common.models import Chunk, Mention, MentionKind, is_relation_key, same_as_entity
 from ragstream.common.storage.protocols import MentionStore
 from ragstream.common.telemetry import trace_headers
-from ragstream.indexer.resolution.evidence import found_in, ledger_rows
+from ragstream.indexer.resolution.evidence import found_in, is_block, ledger_rows
 
 
 class Ledger:
@@ -41,14 +41,17 @@ class Ledger:
     async def record(
         self, workspace: str, added: Sequence[Chunk], extracted: Sequence[list[Mention]]
     ) -> set[str]:
-        """Writes the added chunks' mentions (and evidence); returns the keys they touch."""
+        """Writes the added chunks' mentions (and evidence); returns the keys they touch.
+        A blocking key is left out: the entity keys the chunk adds there reach its other
+        members (a removed chunk's blocking keys are published, see `publish`)."""
         by_chunk = {
             chunk.id: [*mentions, *self._evidence(chunk, mentions)]
             for chunk, mentions in zip(added, extracted, strict=True)
         }
         if by_chunk:
             await self._mentions.replace_mentions(workspace, by_chunk)
-        return {m.key for mentions in by_chunk.values() for m in mentions}
+        keys = {m.key for mentions in by_chunk.values() for m in mentions}
+        return {key for key in keys if not is_block(same_as_entity(key) or "")}
 
     def _evidence(self, chunk: Chunk, mentions: list[Mention]) -> list[Mention]:
         if not self._resolution:
