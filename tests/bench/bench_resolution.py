@@ -5,21 +5,30 @@ equal once NFKD-folded, casefolded and stripped of everything but letters and di
 ("Hugo Chávez" / "Hugo Chavez", "Palais-Royal" / "Palais Royal", "St. Louis" / "St Louis").
 Run on demand over an index `ragstream eval multihop --index-dir DIR` kept:
 
-    .venv/bin/python -m tests.bench.bench_resolution DIR [DIR ...]
+    .venv/bin/python -m tests.bench.bench_resolution DIR [DIR ...] [--corpus CORPUS.jsonl]
 
 Printed per index: entities, resolved entities (with members), and the groups (and surplus
 entities) of such spellings, with up to ten examples; `punctuation_groups` leaves out the
 groups whose names differ in spacing alone ("Bee Hive" / "Beehive"), which no rule merges.
+Also the entities by type (`concept_share`), names that run two sentences together
+("1850.After World War II"), and, given the corpus, one-word names that its passages
+write in lowercase more often than capitalized ("Charge", "Formed"): common words.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sqlite3
 import unicodedata
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
+
+from ragstream.indexer.stages.extract.nlp_lexicon import SENTENCE_ABBREVIATIONS
+
+_RUN_TOGETHER = re.compile(r"[a-z0-9)][.!?][A-Z]|(\w+)[.!?] [A-Z][a-z]")
+_WORD = re.compile(r"[^\W\d_]+")
 
 
 def spelling(name: str) -> str:
@@ -45,18 +54,43 @@ def punctuation_only(names: list[str]) -> bool:
     )
 
 
-def report(index_dir: Path) -> dict[str, object]:
+def _runs_together(name: str) -> bool:
+    """A name that holds a sentence's end ("Guatemala.It", "area. By"), not an abbreviation's
+    period ("Mr. Banks", "St. James")."""
+    return any(
+        not m.group(1) or (m.group(1) not in SENTENCE_ABBREVIATIONS and len(m.group(1)) > 1)
+        for m in _RUN_TOGETHER.finditer(name)
+    )
+
+
+def common_words(corpus: Path) -> set[str]:
+    """Words the passages write in lowercase more often than capitalized."""
+    lower: Counter[str] = Counter()
+    upper: Counter[str] = Counter()
+    for line in corpus.read_text(encoding="utf-8").splitlines():
+        for word in _WORD.findall(json.loads(line).get("text", "")):
+            (lower if word.islower() else upper)[word.lower()] += 1
+    return {w for w, n in lower.items() if n > upper[w]}
+
+
+def report(index_dir: Path, common: set[str]) -> dict[str, object]:
     conn = sqlite3.connect(f"file:{index_dir / 'ragstream.db'}?mode=ro", uri=True)
     rows = conn.execute(
         "SELECT r.id, d.attrs FROM search_entities AS r "
         "JOIN search_entities_data AS d ON d.pk = r.pk"
     ).fetchall()
     by_spelling: dict[str, list[str]] = defaultdict(list)
+    by_type: Counter[str] = Counter()
     resolved = 0
+    names: list[str] = []
     for _, attrs in rows:
         stored = json.loads(attrs)
         resolved += bool(stored.get("members"))
-        by_spelling[spelling(str(stored.get("name", "")))].append(str(stored.get("name", "")))
+        by_type[str(stored.get("type", ""))] += 1
+        names.append(str(stored.get("name", "")))
+        by_spelling[spelling(names[-1])].append(names[-1])
+    fragments = sorted(n for n in names if _runs_together(n))
+    lone = sorted(n for n in names if n.isalpha() and n.lower() in common)
     groups = sorted((names for names in by_spelling.values() if len(names) > 1), key=sorted)
     return {
         "index": str(index_dir),
@@ -66,14 +100,23 @@ def report(index_dir: Path) -> dict[str, object]:
         "surplus_entities": sum(len(g) - 1 for g in groups),
         "punctuation_groups": sum(punctuation_only(g) for g in groups),
         "examples": [sorted(g) for g in groups[:10]],
+        "types": dict(by_type.most_common()),
+        "concept_share": round(by_type["concept"] / max(1, len(rows)), 3),
+        "fragments": len(fragments),
+        "fragment_examples": fragments[:10],
+        "common_words": len(lone) if common else None,
+        "common_word_examples": lone[:20],
     }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("index_dirs", nargs="+", type=Path)
-    for index_dir in parser.parse_args().index_dirs:
-        print(json.dumps(report(index_dir), ensure_ascii=False))
+    parser.add_argument("--corpus", type=Path, help="the corpus.jsonl the indexes were made of")
+    args = parser.parse_args()
+    common = common_words(args.corpus) if args.corpus else set()
+    for index_dir in args.index_dirs:
+        print(json.dumps(report(index_dir, common), ensure_ascii=False))
 
 
 if __name__ == "__main__":

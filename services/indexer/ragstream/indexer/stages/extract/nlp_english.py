@@ -223,7 +223,7 @@ def _span(tokens: list[_Token], sentence: str, words: ChunkWords) -> tuple[Span,
     words_only = [t.text for t in tokens if t.kind != "number"]
     if len(words_only) == 1:
         word = words_only[0]
-        if word in lex.DEMONYMS or word in lex.TITLES:
+        if word in lex.DEMONYMS or word in lex.TITLES or word in lex.HEAD_WORDS:
             return None
         # A lone capitalized word opening a sentence, or a label ("Finding 1:"), is a name
         # only if the chunk capitalizes it elsewhere too (or it opens a dateline).
