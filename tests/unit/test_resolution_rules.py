@@ -10,8 +10,10 @@ from ragstream.common.models import Chunk, Mention, MentionKind, entity_key
 from ragstream.common.text.fold import (
     cjk_similar,
     compact,
+    demonym_bases,
     expanded_fold,
     fold,
+    name_form,
     singular_fold,
     word_set,
 )
@@ -92,6 +94,51 @@ def test_short_forms_are_written_out() -> None:
     )
     assert expanded_fold("Main St") == expanded_fold("USA Today") == expanded_fold("Bus") == ""
     assert expanded_fold("United States Congress") == ""
+
+
+def test_number_words_honours_and_name_forms() -> None:
+    assert expanded_fold("Twelve Monkeys") == fold("12 Monkeys") == "12 monkeys"
+    assert expanded_fold("Zero") == ""  # a lone number word is left alone
+    assert fold("Donald George Mackay CBE") == "donald george mackay"
+    assert fold("Steve Trevor Jr") == "steve trevor jr"
+    assert name_form("Gardens of Farnese") == name_form("Farnese Gardens")
+    assert name_form("Chess Olympiads") == name_form("Chess Olympiad")
+    assert name_form("Jordan Inc") != name_form("Jordan")
+
+
+def test_demonyms_name_their_place() -> None:
+    assert "south africa" in demonym_bases("South African")
+    assert demonym_bases("Kuwaiti") == ["kuwait"]
+    assert demonym_bases("Middle Eastern") == ["middle east"]
+    assert "california" in demonym_bases("Californians")
+    assert demonym_bases("Halvorsen") == demonym_bases("Boston") == []
+    found = found_in("South African singers", [entity("South African")])
+    assert SameAs("south africa", "south african", "demonym") in found
+    assert not [s for s in found_in("x", [entity("Brian", "person")]) if s.rule == "demonym"]
+
+
+def test_a_demonym_joins_its_one_live_place_typed_location() -> None:
+    evidence = [SameAs("ugandan", "uganda", "demonym"), SameAs("ugand", "ugandan", "demonym")]
+    members = {
+        "uganda": member(4, "location", "Uganda"),
+        "ugandan": member(1, "organization", "Ugandan"),
+    }
+    assert groups(members, evidence, 64)["ugandan"].members == ("uganda", "ugandan")
+    # A place it is no demonym of, typed otherwise: AS Roma is no place.
+    roma = {"roma": member(3, "organization", "Roma"), "roman": member(1, name="Roman")}
+    assert groups(roma, [SameAs("roma", "roman", "demonym")], 64)["roman"].members == ("roman",)
+    # A demonym typed location names a place of its own ("Milan" is no demonym of "Mila").
+    milan = {"mila": member(1, "location", "Mila"), "milan": member(5, "location", "Milan")}
+    assert groups(milan, [SameAs("mila", "milan", "demonym")], 64)["milan"].members == ("milan",)
+
+
+def test_the_forms_of_one_name_stay_together_whatever_types_their_mentions_vote() -> None:
+    members = {
+        "chess olympiad": member(3, "organization", "Chess Olympiad"),
+        "chess olympiads": member(1, "location", "Chess Olympiads"),
+    }
+    found = groups(members, [SameAs("chess olympiad", "chess olympiads", "plural")], 64)
+    assert found["chess olympiads"].canonical == "chess olympiad"
 
 
 def test_the_orders_of_one_name_s_words_share_a_word_set() -> None:

@@ -21,6 +21,17 @@ LEGAL_SUFFIXES = frozenset(
     f"{_LEGAL_SUFFIXES} pty oy ab as kk 有限公司 股份有限公司 集团 公司".split()
 )
 """Company-form words dropped from the end of a name; "Co" only after another word."""
+POST_NOMINALS = frozenset({"cbe", "obe", "mbe", "kbe", "dbe", "gbe", "kcb", "gcb", "frs", "qc"})
+"""Honours dropped from the end of a name ("Donald George Mackay CBE"); "Jr" and "Sr" stay:
+they tell two people apart."""
+_NUMBER_WORDS = [
+    *("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"),
+    *("eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen"),
+    *("eighteen", "nineteen", "twenty"),
+]
+_DEMONYM_ENDINGS = {"an": ("n", "an"), "ern": ("ern",), "ese": ("ese",), "i": ("i",)}
+"""Endings of a demonym, and what each may add to its place's name: Uganda-n, Europe-an,
+Middle East-ern, Japan-ese, Kuwait-i ("South African" / "South Africa")."""
 
 _UNFOLDED = str.maketrans(
     {"ø": "o", "ß": "ss", "ł": "l", "đ": "d", "ð": "d", "þ": "th", "æ": "ae", "œ": "oe", "ı": "i"}
@@ -31,6 +42,7 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _CJK_SUFFIXES = tuple(s for s in LEGAL_SUFFIXES if _CJK.match(s))
 _PLURAL_EXCEPTIONS = ("ss", "us", "is", "ics", "ous", "ness", "series", "species", "news")
 _CONNECTORS = frozenset({"of", "and", "for", "the", "de", "du", "la", "&", "in", "on", "für"})
+_NUMBER_WORD = re.compile(rf"\b(?i:{'|'.join(_NUMBER_WORDS)})\b")
 _SHORT_FORMS = (
     (re.compile(r"(?<![\w.])U\.?S\.?(?![\w.])"), "United States"),
     (re.compile(r"(?<![\w.])U\.?K\.?(?![\w.])"), "United Kingdom"),
@@ -58,7 +70,7 @@ def fold(name: str) -> str:
     if is_cjk(key):
         return _fold_cjk(key)
     words = _initialisms(_PUNCTUATION.sub(" ", fold_diacritics(key)).split())
-    while len(words) > 1 and words[-1] in LEGAL_SUFFIXES:
+    while len(words) > 1 and (words[-1] in LEGAL_SUFFIXES or words[-1] in POST_NOMINALS):
         words.pop()
     return " ".join(words)
 
@@ -123,12 +135,51 @@ def _singular(word: str) -> str:
 def expanded_fold(name: str) -> str:
     """The folded form with the common short forms of a name written out ("US Congress" /
     "united states congress", "St. Paul" / "saint paul", "U.K. Antarctic Place-Names
-    Committee"); "" when the name holds none."""
+    Committee") and the number words of a name of several words in digits ("Twelve Monkeys"
+    / "12 monkeys"); "" when the name holds none."""
+    written = _written_out(name)
+    folded = fold(written)
+    return folded if written != name and folded != fold(name) else ""
+
+
+def _written_out(name: str) -> str:
     written = name
     for pattern, full in _SHORT_FORMS:
         written = pattern.sub(full, written)
-    folded = fold(written)
-    return folded if written != name and folded != fold(name) else ""
+    if " " in written.strip():
+        written = _NUMBER_WORD.sub(lambda m: str(_NUMBER_WORDS.index(m.group(0).lower())), written)
+    return written
+
+
+def name_form(name: str) -> str:
+    """One form for the ways of writing one name: its spelling (`spelling`), short forms
+    and number words written out, plurals, the order of the words and connectors. Unlike
+    `fold`, a legal suffix stays: "Jordan" and "Jordan Inc" are two names that may be two
+    things."""
+    words = spelling(_written_out(name)).split()
+    if len(words) > 1:
+        words = [_singular(w) or w for w in words]
+    kept = sorted(w for w in words if w not in _CONNECTORS)
+    return " ".join(kept or words)
+
+
+def demonym_bases(name: str) -> list[str]:
+    """The place names (folded) a demonym may come from: "South African" / "south africa",
+    "Ugandan" / "uganda", "Kuwaiti" / "kuwait", "Middle Eastern" / "middle east",
+    "Californians" / "california"; [] for a name whose last word is not capitalized."""
+    words = name.split()
+    if not words or not words[-1][:1].isupper() or is_cjk(name):
+        return []
+    last = words[-1][:-1] if words[-1].endswith("s") else words[-1]
+    bases = []
+    for ending, added in _DEMONYM_ENDINGS.items():
+        if not last.endswith(ending):
+            continue
+        for part in added:
+            stem = last[: -len(part)]
+            if len(stem) >= 4:
+                bases.append(fold(" ".join([*words[:-1], stem])))
+    return sorted(set(bases))
 
 
 def word_set(name: str) -> str:

@@ -21,6 +21,9 @@ sees only the evidence present. The rules, safest first:
   it only between live entities, one Chinese name to one Latin one (homophones stay apart).
 - `country`: a country's Chinese name and its English names (`countries.english_names`:
   挪威 / Norway, 中国 / China).
+- `demonym`: a name not typed person or place and the place names it may be the demonym
+  of (`fold.demonym_bases`: "South African" / "south africa", "Kuwaiti" / "kuwait");
+  stage 2 follows it only to a live entity typed location, one place per demonym.
 
 Three more rules meet at blocking keys (`BLOCK_MARK`, no entity key holds it), and stage 2
 pairs the live entities of a block (`groups.block_pairs`):
@@ -48,6 +51,7 @@ from ragstream.common.text.fold import (
     acronyms,
     cjk_similar,
     compact,
+    demonym_bases,
     expanded_fold,
     fold,
     is_cjk,
@@ -60,6 +64,8 @@ from ragstream.indexer.resolution import countries, pinyin
 STRONG = frozenset({"name", "plural", "abbreviation", "cjk", "gloss", "country", "order"})
 WEAK = frozenset({"short_name", "middle", "document_name"})
 TRANSLITERATION = frozenset({"pinyin"})
+DERIVED = frozenset({"demonym"})
+"""Rules whose partner key is a guess that counts only where a live entity of that key is."""
 BLOCKED = frozenset({"order", "middle", "document_name"})
 """Rules whose evidence links an entity to a blocking key, not to another entity."""
 BLOCK_MARK = "\u241e"
@@ -94,6 +100,7 @@ def found_in(text: str, entities: Sequence[Mention]) -> list[SameAs]:
         *_cjk(names),
         *_pinyin(names),
         *_countries(names),
+        *_demonyms(names),
         *_glosses(text, names),  # after pinyin: a pair both give is a gloss
         *_blocks(text, names, entities[0].doc_id if entities else ""),
     ]
@@ -243,6 +250,15 @@ def _countries(names: list[tuple[str, str]]) -> list[SameAs]:
         for name, _ in names
         if is_cjk(name)
         for english in countries.english_names(name)
+    ]
+
+
+def _demonyms(names: list[tuple[str, str]]) -> list[SameAs]:
+    return [
+        SameAs(entity_key(name), base, "demonym")
+        for name, type_ in names
+        if type_ not in ("person", "location")
+        for base in demonym_bases(name)
     ]
 
 

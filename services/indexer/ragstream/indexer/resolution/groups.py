@@ -36,9 +36,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ragstream.common.derive import FALLBACK_TYPES
-from ragstream.common.text.fold import is_cjk, spelling
+from ragstream.common.models import entity_key
+from ragstream.common.text.fold import is_cjk, name_form
 from ragstream.indexer.resolution.evidence import (
     BLOCKED,
+    DERIVED,
     STRONG,
     TRANSLITERATION,
     WEAK,
@@ -99,7 +101,8 @@ def groups(
     for same in evidence:
         if same.rule in STRONG and _accepted(same, members) and same not in ambiguous:
             strong.join(same.a, same.b)
-    romanized = _one_to_one_spellings(evidence, members)
+    # A Chinese name and its pinyin, a demonym and its place: one name for the type split.
+    romanized = _one_to_one_spellings(evidence, members) | _demonyms(evidence, members)
     for han, latin in romanized.items():
         strong.join(han, latin)
     classes: list[list[str]] = []
@@ -195,6 +198,22 @@ def _one_to_one_spellings(
     return {han: latin for han, latin in live if len(spelled[latin]) == 1 and len(spells[han]) == 1}
 
 
+def _demonyms(evidence: Sequence[SameAs], members: Mapping[str, Member]) -> dict[str, str]:
+    """Demonym key -> the place key it comes from, for a demonym not typed person or place
+    whose evidence names exactly one live entity typed location."""
+    places: dict[str, set[str]] = defaultdict(set)
+    for same in evidence:
+        if same.rule not in DERIVED or same.a not in members or same.b not in members:
+            continue
+        for name, place in ((same.a, same.b), (same.b, same.a)):
+            if members[place].type == "location" and members[name].type not in (
+                "person",
+                "location",
+            ):
+                places[name].add(place)
+    return {name: min(found) for name, found in places.items() if len(found) == 1}
+
+
 def _accepted(same: SameAs, members: Mapping[str, Member]) -> bool:
     if same.rule != "plural":
         return True
@@ -211,11 +230,12 @@ def _specific(member: Member) -> str:
 def _by_type(
     keys: list[str], members: Mapping[str, Member], romanized: Mapping[str, str]
 ) -> list[list[str]]:
-    """The component split by evidenced type, the keys of one spelling kept together (a
-    Chinese name and the Latin name it spells in pinyin are one spelling too)."""
+    """The component split by evidenced type, the keys of one name's forms kept together
+    (`fold.name_form`; a Chinese name and the Latin name it spells in pinyin, a demonym and
+    its place, are one name too)."""
     units: dict[str, list[str]] = defaultdict(list)
     for key in keys:
-        units[spelling(romanized.get(key, key))].append(key)
+        units[_form(romanized.get(key, key), members)].append(key)
     typed = {root: _voted_type(unit, members) for root, unit in units.items()}
     types = sorted(set(typed.values()) - {""})
     if len(types) <= 1:
@@ -231,6 +251,13 @@ def _by_type(
     for root, unit in units.items():
         by_type[typed[root] or heaviest] += unit
     return [sorted(by_type[t]) for t in types]
+
+
+def _form(key: str, members: Mapping[str, Member]) -> str:
+    """The name form of a key, read from its display name (which writes "US" apart from
+    "us"), or from the key itself when the two differ."""
+    name = members[key].name
+    return name_form(name if entity_key(name) == key else key)
 
 
 def _voted_type(keys: list[str], members: Mapping[str, Member]) -> str:
