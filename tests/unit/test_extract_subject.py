@@ -19,6 +19,18 @@ from ragstream.indexer.stages.extract.nlp_subject import subject_type
         ("Redmond is a town in Sevier County, Utah, United States.", "location"),
         ("The Crimean War was a military conflict fought from 1853 to 1856.", None),
         ("Evening is the period of time at the end of the day.", None),
+        # The last head noun of the first phrase holding one, not the first head noun.
+        ("John Farrow (10 February 190427 January 1963) was an American film director.", "person"),
+        ("Lumen is an American film production company based in Los Angeles.", "organization"),
+        ("Reginald of Piperno was an Italian Dominican, theologian and companion.", "person"),
+        ("KWFS-FM is a radio station serving the Wichita Falls area.", "organization"),
+        (
+            "The Hébertists were a political group associated with the journalist Hébert.",
+            "organization",
+        ),
+        # A life span after a name with initials, or after a semicolon.
+        ("John R. Smight( March 9, 1925 – September 1, 2003) was an American director.", "person"),
+        ("Tang Baiqiao (; born 11 August 1967, Yongzhou) is a Chinese dissident.", "person"),
     ],
 )
 def test_the_head_noun_of_the_definition_types_the_subject(

@@ -2,9 +2,10 @@
 
 Encyclopedic text names its subject in a title line and defines it in the first sentence:
 "Kate Mulgrew (born April 29, 1955) is an American actress", "The Mission is a 1986 British
-period drama film". The head noun of "is a ..." (the first word of HEAD_NOUNS after it)
-gives the type; a parenthesis opening with a birth or a life span after the sentence's first
-words gives person. Only the sentence right after the title is read.
+period drama film". The head noun of "is a ..." (the last word of HEAD_NOUNS in the noun
+phrase after it: "an American film production company" is a company) gives the type; a
+parenthesis opening with a birth or a life span after the sentence's first words gives
+person. Only the sentence right after the title is read.
 """
 
 from __future__ import annotations
@@ -57,8 +58,17 @@ _HEAD = re.compile(
     re.IGNORECASE,  # "was the King of Deira", "a Bishop of Clonfert"
 )
 _LIFE = re.compile(
-    r"^[^.()]{2,80}?\(\s*(?:born\b|b\.|née\b|c\.\s*\d|fl\.|\d{3,4}\s*[–-]|[^()]{0,30}\d{3,4}\s*[–-])"
+    r"^(?:[^.()]|\b[A-Z]\.){2,80}?\(\s*[;,]?\s*"  # "John R. Smight(", "Tang Baiqiao (; born"
+    r"(?:born\b|b\.|née\b|c\.\s*\d|fl\.|\d{3,4}\s*[–-]|[^()]{0,30}\d{3,4}\s*[–-])"
 )
+_PHRASE_END = re.compile(
+    r",|;|\s(?:from|of|in|by|on|at|with|who|which|that|based|located|situated|associated"
+    r"|serving|directed|written|starring|founded|owned|operated|known)\s"
+)
+"""Where a noun phrase after "is a" ends: the type is the last head noun of the first such
+phrase that holds one ("an American film director, producer" -> director; "the King of
+Deira" -> king; "an Italian Dominican, theologian" -> theologian; "a radio station serving
+the Wichita Falls area with a Modern Country format" -> radio station)."""
 
 
 def subject_type(definition: str) -> str | None:
@@ -68,5 +78,7 @@ def subject_type(definition: str) -> str | None:
     copula = _COPULA.search(definition)
     if copula is None:
         return None
-    head = _HEAD.search(copula.group(1))
-    return _HEADS[head.group(1).lower()] if head else None
+    for phrase in _PHRASE_END.split(copula.group(1)):
+        if heads := _HEAD.findall(phrase):
+            return _HEADS[heads[-1].lower()]
+    return None
