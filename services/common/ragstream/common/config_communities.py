@@ -33,6 +33,11 @@ class CommunitiesConfig(BaseModel):
     """Before each batch the community step waits, at most this long, until stages 1 and 2
     have nothing queued: a burst of documents changes a community many times, and its
     report is then written once."""
+    busy_share: float = Field(0.25, gt=0.0, le=1.0)
+    """While stages 1 and 2 have work queued, the community step takes at most about this
+    share of the time: after a batch that ran d seconds it waits up to d * (1 - share) /
+    share (and at least `settle_s`) for them to drain. The last batch after a burst still
+    sees the whole graph, so the result is the same; 1 turns the bound off."""
     batch_size: int = Field(100_000, ge=1, le=1_000_000)
     """Community events (touched keys) read in one poll: a whole burst, so that it is one
     batch."""

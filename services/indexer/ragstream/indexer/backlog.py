@@ -27,37 +27,53 @@ def documents_drained(
     async def drained() -> bool:
         return await bus.pending(group_id, [topics.documents]) == 0
 
-    return _settling(drained, limit_s, "document backlog")
+    return settling(drained, limit_s, "document backlog")
 
 
-def _settling(
-    drained: Callable[[], Awaitable[bool]], limit_s: float, what: str
+def wait_limit(limit_s: float, last_batch_s: float, share: float) -> float:
+    """How long to wait for a backlog: `limit_s`, or longer after a batch that ran
+    `last_batch_s`, so that batches take at most `share` of the time while it lasts."""
+    return max(limit_s, last_batch_s * (1.0 - share) / share)
+
+
+def settling(
+    drained: Callable[[], Awaitable[bool]], limit_s: float, what: str, share: float = 1.0
 ) -> Callable[[asyncio.Event], Awaitable[None]]:
+    # The time between one wait's end and the next wait is the batch the consumer ran.
+    ended: float | None = None
+
     async def settle(stop: asyncio.Event) -> None:
+        nonlocal ended
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + limit_s
-        # Polls: committed offsets live in the bus, which signals nothing when they move.
-        while not stop.is_set() and loop.time() < deadline:
-            try:
-                if await drained():
+        last_batch_s = loop.time() - ended if ended is not None else 0.0
+        deadline = loop.time() + wait_limit(limit_s, last_batch_s, share)
+        try:
+            # Polls: committed offsets live in the bus, which signals nothing when they move.
+            while not stop.is_set() and loop.time() < deadline:
+                try:
+                    if await drained():
+                        return
+                except Exception as exc:  # noqa: BLE001 - only an optimization: go on now
+                    log.debug("%s unknown (%s); going on without waiting", what, exc)
                     return
-            except Exception as exc:  # noqa: BLE001 - only an optimization: go on now instead
-                log.debug("%s unknown (%s); going on without waiting", what, exc)
-                return
-            await asyncio.sleep(SETTLE_POLL_S)
+                await asyncio.sleep(SETTLE_POLL_S)
+        finally:
+            ended = loop.time()
 
     return settle
 
 
 def indexing_drained(
-    bus: Bus, topics: Topics, group_id: str, limit_s: float
+    bus: Bus, topics: Topics, group_id: str, limit_s: float, share: float = 1.0
 ) -> Callable[[asyncio.Event], Awaitable[None]]:
-    """Waits (at most `limit_s`) until stages 1 and 2 have committed everything queued: the
-    community step's settle wait."""
+    """Waits until stages 1 and 2 have committed everything queued: the community step's
+    settle wait. At most `limit_s`, or longer after a long batch (`wait_limit`): a rebuild
+    of a large workspace's communities takes seconds, and while documents keep arriving it
+    should not run back to back."""
 
     async def drained() -> bool:
         if await bus.pending(group_id, [topics.documents]):
             return False
         return not await bus.pending(merge_group(group_id), [topics.graph_merge])
 
-    return _settling(drained, limit_s, "indexing backlog")
+    return settling(drained, limit_s, "indexing backlog", share)

@@ -162,7 +162,11 @@ def community_stage(settings: Settings, backends: Backends) -> CommunityConsumer
         maintainer.apply_batch,
         settings.indexer.model_copy(update={"batch_size": settings.communities.batch_size}),
         settle=indexing_drained(
-            backends.bus, topics, settings.bus.group_id, settings.communities.settle_s
+            backends.bus,
+            topics,
+            settings.bus.group_id,
+            settings.communities.settle_s,
+            settings.communities.busy_share,
         ),
     )
     stage.on_reassigned(maintainer.forget)
