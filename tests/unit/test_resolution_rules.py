@@ -104,6 +104,7 @@ def test_number_words_honours_and_name_forms() -> None:
     assert name_form("Gardens of Farnese") == name_form("Farnese Gardens")
     assert name_form("Chess Olympiads") == name_form("Chess Olympiad")
     assert name_form("Jordan Inc") != name_form("Jordan")
+    assert name_form("Sea-Tac") == name_form("SeaTac")
 
 
 def test_demonyms_name_their_place() -> None:
@@ -139,6 +140,12 @@ def test_the_forms_of_one_name_stay_together_whatever_types_their_mentions_vote(
     }
     found = groups(members, [SameAs("chess olympiad", "chess olympiads", "plural")], 64)
     assert found["chess olympiads"].canonical == "chess olympiad"
+    airport = {
+        "sea-tac": member(2, "location", "Sea-Tac"),
+        "seatac": member(1, "organization", "SeaTac"),
+    }
+    found = groups(airport, [SameAs("sea-tac", "seatac", "name")], 64)
+    assert found["seatac"].members == ("sea-tac", "seatac")
 
 
 def test_the_orders_of_one_name_s_words_share_a_word_set() -> None:

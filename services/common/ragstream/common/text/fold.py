@@ -153,14 +153,15 @@ def _written_out(name: str) -> str:
 
 def name_form(name: str) -> str:
     """One form for the ways of writing one name: its spelling (`spelling`), short forms
-    and number words written out, plurals, the order of the words and connectors. Unlike
+    and number words written out, plurals, the order of the words, connectors and the spaces
+    between words ("Sea-Tac" / "SeaTac"). Unlike
     `fold`, a legal suffix stays: "Jordan" and "Jordan Inc" are two names that may be two
     things."""
     words = spelling(_written_out(name)).split()
     if len(words) > 1:
         words = [_singular(w) or w for w in words]
     kept = sorted(w for w in words if w not in _CONNECTORS)
-    return " ".join(kept or words)
+    return "".join(kept or words)  # spaces too: "Sea-Tac" / "SeaTac"
 
 
 def demonym_bases(name: str) -> list[str]:
