@@ -125,18 +125,20 @@ class ResolvedMerge:
     ) -> set[str]:
         """The live keys the evidence walk reached, outside the batch, whose stored records
         disagree with their group now: a canonical key whose members changed, a member that
-        still has records. A member whose only document is deleted may meet its group at a
-        key that is no entity ("IBM Corporation" and "IBM Corp." at "ibm"): its own merge
-        finds no record to fix, so the group is fixed from the keys around it."""
+        still has records (a key without records is left to its own merge, which stage 1
+        published with its mentions). A member whose only document is deleted may meet its
+        group at a key that is no entity ("IBM Corporation" and "IBM Corp." at "ibm"): its
+        own merge finds no record to fix, so the group is fixed from the keys around it."""
         around = sorted(set(resolved.mentions) - set(plans))
         stored = {r.id: r for r in await self._search.get(Collection.ENTITIES, ws, around)}
         stale: set[str] = set()
         for key in around:
             record = stored.get(key)
-            if resolved.canonical(key) != key:
-                if record is not None:
-                    stale.add(key)
-            elif record is None or _members(record, key) != set(resolved.members(key)):
+            if record is None:
+                continue  # nothing stored to disagree; a live key's own merge is on its way
+            if resolved.canonical(key) != key or _members(record, key) != set(
+                resolved.members(key)
+            ):
                 stale.add(key)
         return stale
 
