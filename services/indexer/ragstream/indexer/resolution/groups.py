@@ -7,10 +7,11 @@ the components are checked before they are used:
   `max_size` keys is left unmerged (a hub of weak names, not one thing);
 - a component whose members have different evidenced types (person and organization) is
   split by type; members typed only by fallback (`concept`, `unknown`) join the type with
-  the most mentions. Spellings of one name (`name` evidence: "İzmir", "Izmir") are never
-  split (`fold.spelling`: diacritics, hyphens and punctuation folded; a legal suffix is not a
-  spelling): they take the type most of their mentions give, since a type is a vote that
-  can be wrong and a spelling is not;
+  the most mentions. The forms of one name ("İzmir" / "Izmir", "Chess Olympiads" / "Chess
+  Olympiad", "Sea-Tac" / "SeaTac") are never split (`fold.name_form`: spelling, short forms,
+  number words, plurals, word order and spaces folded; a legal suffix is not a form): they
+  take the type most of their mentions give, since a type is a vote that can be wrong and a
+  form is not;
 - a pinyin spelling (`evidence.TRANSLITERATION`) joins a Chinese name to the Latin entity
   of that key only when both are live and neither has another such partner: 林海涛 and
   林海韬 both spell "lin haitao", and then neither joins Lin Haitao. The two are one
