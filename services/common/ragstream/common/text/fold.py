@@ -187,7 +187,7 @@ def word_set(name: str) -> str:
     """The folded words of a name without connectors, sorted: one form for the orders of
     one name's words ("Treaty of Versailles" / "Versailles Treaty"); "" for fewer than two
     such words or a CJK name."""
-    folded = expanded_fold(name) or fold(name)
+    folded = fold(_written_out(name))
     words = sorted(w for w in folded.split() if w not in _CONNECTORS)
     return " ".join(words) if len(words) >= 2 and not is_cjk(folded) else ""
 
