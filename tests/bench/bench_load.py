@@ -35,7 +35,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -160,14 +160,19 @@ def provider_env(llm_url: str) -> dict[str, str]:
     }
 
 
-def serve_env(args: argparse.Namespace, llm_url: str) -> dict[str, str]:
-    env = {
+def llm_env(llm_url: str) -> dict[str, str]:
+    """Embeddings and the LLM from the test server."""
+    return {
         **provider_env(llm_url),
         "RAGSTREAM_LLM__PROVIDER": "openai",
         "RAGSTREAM_LLM__MODEL": "test-chat",
         "RAGSTREAM_LLM__BASE_URL": llm_url,
         "RAGSTREAM_LLM__API_KEY": "bench",
     }
+
+
+def serve_env(args: argparse.Namespace, llm_url: str) -> dict[str, str]:
+    env = llm_env(llm_url)
     if args.concurrency:
         env["RAGSTREAM_SERVER__MAX_CONCURRENT_QUERIES"] = str(args.concurrency)
     if args.queue is not None:
@@ -248,8 +253,16 @@ def main() -> int:
         concurrency = args.concurrency or "the server default"
         print(f"{args.clients} clients; LLM {args.llm_ms} ms; concurrency {concurrency}")
         for summary in summaries:
-            print("  ".join(f"{key}={value}" for key, value in summary.items()))
-    broken = verdicts(patient, hurried)
+            print(line(summary))
+    return exit_status(verdicts(patient, hurried))
+
+
+def line(summary: Mapping[str, object]) -> str:
+    return "  ".join(f"{key}={value}" for key, value in summary.items())
+
+
+def exit_status(broken: Sequence[str]) -> int:
+    """Prints each broken rule; 1 when there is one."""
     for problem in broken:
         print(f"FAILED: {problem}", file=sys.stderr)
     return 1 if broken else 0

@@ -114,7 +114,7 @@ def test_service_times_follow_recent_calls() -> None:
 
 async def test_a_call_that_cannot_finish_in_time_is_refused_at_once() -> None:
     admission = Admission("queries", concurrency=2, queue=10)
-    admission.times = ServiceTimes(mean_s=1.0)
+    admission.times = admission.held = ServiceTimes(mean_s=1.0)  # all of it spent working
     release = asyncio.Event()
     entered: list[int] = []
     tasks = [asyncio.create_task(hold(admission, release, entered, n)) for n in range(4)]

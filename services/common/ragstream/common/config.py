@@ -55,9 +55,12 @@ class ServerConfig(Section):
     max_message_mb: int = Field(16, ge=1, le=256)
     """Largest request or response message."""
     max_concurrent_queries: int = Field(default_factory=lambda: 4 * available_cores(), ge=1)
-    """Queries answered at once (default: 4 per usable core); more wait in the queue."""
-    max_queued_queries: int = Field(default_factory=lambda: 16 * available_cores(), ge=0)
-    """Queries allowed to wait (default: 16 per usable core); beyond: RESOURCE_EXHAUSTED."""
+    """Queries working at once (default: 4 per usable core); more wait in the queue. A query
+    waiting on a remote model (LLM, embeddings, reranker) lends its slot to another."""
+    max_queued_queries: int = Field(1024, ge=0)
+    """Queries allowed to wait, for a slot or on a remote model: a bound of memory, not of
+    cores; beyond it RESOURCE_EXHAUSTED. A query is refused earlier only when its predicted
+    wait and service exceed its deadline."""
     max_concurrent_publishes: int = Field(16, ge=1)
     """PublishDocuments and DeleteDocuments calls served at once; more wait in the queue."""
     max_queued_publishes: int = Field(64, ge=0)

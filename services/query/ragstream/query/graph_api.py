@@ -21,6 +21,7 @@ from ragstream.common.storage.protocols import GraphStore, SearchStore
 from ragstream.common.text.analyzer import analyze
 from ragstream.common.text.fold import fold
 from ragstream.query.entity_ranking import Candidate, rank
+from ragstream.query.lease import remote
 from ragstream.query.neighbourhood import Reached, next_ring, ranked
 from ragstream.query.search import SearchSpec, hybrid_search
 
@@ -85,7 +86,8 @@ class GraphReader:
 
     async def search(self, workspace: str, text: str, limit: int) -> list[tuple[EntityInfo, float]]:
         """Entities matching `text`, in `entity_ranking`'s order, with their fused scores."""
-        vector = (await self._embedder.embed([text]))[0]
+        async with remote():
+            vector = (await self._embedder.embed([text]))[0]
         spec = SearchSpec(
             workspace=workspace,
             terms=analyze(text),

@@ -13,6 +13,7 @@ from opentelemetry.trace import Span
 from ragstream.common.models import Vector
 from ragstream.common.providers.embedding import Embedder
 from ragstream.common.telemetry import annotate
+from ragstream.query.lease import remote
 from ragstream.query.types import QueryState
 
 log = logging.getLogger(__name__)
@@ -43,8 +44,10 @@ async def embed_all(embedder: Embedder, texts: Sequence[str]) -> dict[str, Vecto
     """Each distinct non-empty text's vector, in one request when it succeeds."""
     wanted = [t for t in dict.fromkeys(texts) if t]
     try:
-        return dict(zip(wanted, await embedder.embed(wanted), strict=True))
+        async with remote():
+            return dict(zip(wanted, await embedder.embed(wanted), strict=True))
     except Exception:  # the batch failing must not fail the query; single requests may work
         log.warning("batched query embedding failed; embedding each text on its own", exc_info=True)
-    singles = await asyncio.gather(*(embedder.embed([t]) for t in wanted))
+    async with remote():
+        singles = await asyncio.gather(*(embedder.embed([t]) for t in wanted))
     return {t: v[0] for t, v in zip(wanted, singles, strict=True)}

@@ -20,6 +20,7 @@ from ragstream.common.storage.protocols import CacheStore, SearchStore
 from ragstream.common.telemetry import annotate
 from ragstream.common.text.analyzer import CHINESE_STOPWORDS, ENGLISH_STOPWORDS, analyze
 from ragstream.common.text.names import name_pattern
+from ragstream.query.lease import remote
 from ragstream.query.search import SearchSpec, hybrid_search
 from ragstream.query.types import Keywords, Mode, QueryState
 
@@ -99,7 +100,8 @@ async def llm_keywords(chat: ChatModel, cache: CacheStore, query: str) -> Keywor
     )
     cached = await cache.get(key)
     if cached is None:
-        cached = (await chat.complete(messages, temperature=0.0)).text
+        async with remote():
+            cached = (await chat.complete(messages, temperature=0.0)).text
         await cache.put(key, cached)
     return parse_keywords(cached)
 

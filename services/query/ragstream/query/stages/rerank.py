@@ -22,6 +22,7 @@ from ragstream.common.instruments import record_rerank_degraded
 from ragstream.common.providers import ProviderError
 from ragstream.common.providers.rerank import Reranker
 from ragstream.common.telemetry import annotate
+from ragstream.query.lease import remote
 from ragstream.query.reranking import SKIPPED_NOTE, LoadSignal, Reranking
 from ragstream.query.types import ContextChunk, QueryOptions, QueryState
 
@@ -78,7 +79,7 @@ async def rerank_chunks(
         note = f"rerank degraded: only the top {cfg.degrade_top} reranked (load)"
     try:
         # A rerank must not outlive the query: what time is left bounds all its retries.
-        async with asyncio.timeout(load.seconds_left):
+        async with remote(), asyncio.timeout(load.seconds_left):
             scores = await reranker.rerank(query, [chunk.content for chunk in head])
     except ProviderError as exc:
         return RerankOutcome(list(chunks[:keep]), f"rerank failed: {exc}; original order kept")

@@ -29,6 +29,7 @@ from ragstream.common.providers import ProviderError
 from ragstream.common.providers.llm import ChatMessage, ChatModel
 from ragstream.common.storage.protocols import CacheStore
 from ragstream.common.telemetry import annotate
+from ragstream.query.lease import remote
 from ragstream.query.types import QueryState, Rewrite
 
 HYDE_PROMPT = """Write a short passage (3 to 5 sentences) that answers the question below, in \
@@ -137,7 +138,8 @@ class RewriteStage:
         cached = await self._cache.get(key)
         if cached is None:
             messages = [ChatMessage("user", prompt)]
-            reply = await self._chat.complete(messages, max_tokens=max_tokens, temperature=0.0)
+            async with remote():
+                reply = await self._chat.complete(messages, max_tokens=max_tokens, temperature=0.0)
             cached = reply.text
             await self._cache.put(key, cached)
         return cached

@@ -1,14 +1,24 @@
 """Admission control: bounded work, a bounded queue shared fairly, and deadlines kept.
 
 An expensive family of RPCs (queries: embedding, search, LLM; publishes: bus writes) gets
-one `Admission`. Up to `concurrency` calls run; up to `queue` more wait. A call is refused
-at once, with RESOURCE_EXHAUSTED and a hint of when to retry, when it would wait and its
-deadline leaves too little time for the wait plus its own service time, both estimated from
-recent service times (`ServiceTimes`). Starting work that cannot finish in time only delays
-the calls behind it, so it is better refused in microseconds than timed out in seconds.
-The query defaults (`server.max_concurrent_queries`, 4 per usable core) keep the CPU busy
-while queries wait for the LLM, and no more: calls admitted beyond that wait for the event
-loop instead, where no deadline is checked and every call slows down.
+one `Admission`. Up to `concurrency` calls work at once; more wait in a queue. A call holds
+its slot only while it works: a query waiting on a remote model (the LLM's keywords, the
+embedding request, the reranker, the answer) gives it up through the `ragstream.query.lease`
+protocol (the stages wrap those awaits in `lease.remote()`, and `slot` yields the `Lease`),
+and takes it back after the wait ahead of every call not yet started. So the slots bound
+the CPU work (the query default, `server.max_concurrent_queries`, 4 per usable core, keeps
+the cores busy), while any number of admitted queries wait on the models together: a burst
+reaches the embedding scheduler as a burst, which it batches into a few requests.
+
+The queue is sized for bursts: `queue` bounds the calls waiting for a slot or on a remote
+model, a bound of memory, not of cores. A call is refused at once, with RESOURCE_EXHAUSTED
+and a hint of when to retry, only when it would not finish before its deadline: its
+predicted wait for a slot (its place in the queue times the mean time a call holds a slot,
+shared by the slots, plus the event loop's current lag, `LoopLag`) plus the expected
+duration of a whole call (remote waits included) exceeds the time it has left. Both times
+are estimated from recent calls (`ServiceTimes`). Starting work that cannot finish in time
+only delays the calls behind it, so it is better refused in microseconds than timed out in
+seconds.
 
 Fairness: the queue is a FIFO per workspace, and a freed slot goes to the workspaces in
 turn (round robin), so a flood from one tenant delays another by at most one call per
@@ -25,16 +35,25 @@ import math
 import random
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import NoReturn
+
+from ragstream.query.lease import Lease
 
 MIN_RETRY_S = 0.05
 MAX_RETRY_S = 30.0
 INITIAL_SERVICE_S = 0.5
-"""The service time assumed before the first call finished."""
+"""The duration of a call assumed before the first call finished."""
+INITIAL_HELD_S = 0.05
+"""The time a call holds its slot, likewise: its own work, without the remote waits. Set
+low on purpose: a first burst must not be refused on a guess, and the estimate follows the
+first calls within a few dozen of them."""
 _SMOOTHING = 0.1
 """Weight of the newest call in the moving averages of service time."""
+LAG_PROBE_S = 0.05
+"""How often the event loop's lag is sampled while a family has calls."""
+_LAG_SMOOTHING = 0.3
 
 
 class Overloaded(Exception):
@@ -75,10 +94,13 @@ def queue_position(queued: Mapping[str, int], workspace: str) -> int:
     return mine + others
 
 
-def expected_wait(position: int, concurrency: int, mean_service_s: float) -> float:
+def expected_wait(
+    position: int, concurrency: int, mean_service_s: float, lag_s: float = 0.0
+) -> float:
     """Seconds until a slot is free for the call after `position` queued calls, with
-    `concurrency` slots each freeing about every `mean_service_s`."""
-    return (position + 1) * mean_service_s / concurrency
+    `concurrency` slots each freeing about every `mean_service_s`, and the event loop
+    `lag_s` late in running whatever is ready."""
+    return (position + 1) * mean_service_s / concurrency + lag_s
 
 
 def retry_hint(wait_s: float, service_s: float, time_left_s: float | None) -> float:
@@ -90,6 +112,36 @@ def retry_hint(wait_s: float, service_s: float, time_left_s: float | None) -> fl
     return min(MAX_RETRY_S, max(MIN_RETRY_S, wait_s, late))
 
 
+class LoopLag:
+    """How late the event loop runs a callback that is due, as a moving average: under CPU
+    starvation every ready call waits about this long for each of its steps, so a call
+    queued now starts at least this late. Sampled every LAG_PROBE_S while `busy()` (the
+    family has calls); an idle server keeps no timer."""
+
+    def __init__(self, busy: Callable[[], bool]) -> None:
+        self.mean_s = 0.0
+        self._busy = busy
+        self._probing: asyncio.AbstractEventLoop | None = None
+
+    def watch(self) -> None:
+        """Starts sampling on the running loop, unless it already does."""
+        loop = asyncio.get_running_loop()
+        if self._probing is not loop:
+            self._probing = loop
+            self._schedule(loop)
+
+    def _schedule(self, loop: asyncio.AbstractEventLoop) -> None:
+        due = loop.time() + LAG_PROBE_S
+        loop.call_at(due, self._sample, loop, due)
+
+    def _sample(self, loop: asyncio.AbstractEventLoop, due: float) -> None:
+        self.mean_s += _LAG_SMOOTHING * (max(0.0, loop.time() - due) - self.mean_s)
+        if self._busy():
+            self._schedule(loop)
+        else:
+            self._probing = None
+
+
 @dataclass(slots=True, eq=False)
 class _Waiter:
     workspace: str
@@ -97,6 +149,47 @@ class _Waiter:
     turn: asyncio.Future[None] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
+
+
+@dataclass(slots=True, eq=False)
+class _Call:
+    """An admitted call: the `Lease` its stages release around remote waits."""
+
+    admission: Admission
+    started: float = field(default_factory=time.monotonic)
+    held_since: float = field(default_factory=time.monotonic)
+    held_s: float = 0.0
+    """Time the slot was held before `held_since` (earlier spells between remote waits)."""
+    holding: bool = True
+    away: int = 0
+    """Remote waits under way (they may overlap)."""
+
+    def release(self) -> None:
+        self.away += 1
+        if self.away == 1 and self.holding:
+            self.holding = False
+            self.held_s += time.monotonic() - self.held_since
+            self.admission.lent += 1
+            self.admission._release()
+
+    async def reacquire(self) -> None:
+        self.away -= 1
+        if self.away > 0 or self.holding:
+            return
+        await self.admission._resume()
+        self.admission.lent -= 1
+        self.holding = True
+        self.held_since = time.monotonic()
+
+    def held(self) -> float:
+        """Seconds the call held its slot, spells between remote waits summed."""
+        return self.held_s + (time.monotonic() - self.held_since if self.holding else 0.0)
+
+    def end(self) -> None:
+        if self.holding:
+            self.admission._release()
+        else:
+            self.admission.lent -= 1
 
 
 class Admission:
@@ -109,12 +202,21 @@ class Admission:
         self.concurrency = concurrency
         self.queue = queue
         self.running = 0
+        """Slots held."""
+        self.lent = 0
+        """Admitted calls whose slot is given up for a remote wait."""
         self.rejected = 0
         self.times = ServiceTimes()
+        """Duration of whole calls, remote waits included: what must fit a deadline."""
+        self.held = ServiceTimes(INITIAL_HELD_S)
+        """Time a call holds its slot: how fast the slots turn over."""
+        self.lag = LoopLag(lambda: self.running + self.lent + self.waiting > 0)
         self._full_at = -math.inf
         """When a call last found every slot taken."""
         self._queues: dict[str, deque[_Waiter]] = {}
         self._turns: deque[str] = deque()
+        self._resuming: deque[_Waiter] = deque()
+        """Admitted calls back from a remote wait: served before any new call."""
 
     @property
     def waiting(self) -> int:
@@ -123,60 +225,81 @@ class Admission:
     @contextlib.asynccontextmanager
     async def slot(
         self, workspace: str = "", time_left_s: float | None = None
-    ) -> AsyncIterator[None]:
-        """Holds one slot for the block, or raises Overloaded. Cancellation while queued
-        (deadline, client gone) gives the place up."""
-        if self.running < self.concurrency and not self._queues:
+    ) -> AsyncIterator[Lease]:
+        """Holds one slot for the block, except while the block's remote waits lend it
+        (see the module doc), or raises Overloaded. Cancellation while queued (deadline,
+        client gone) gives the place up."""
+        self.lag.watch()
+        if self.running < self.concurrency and not self._queues and not self._resuming:
             self._start_now(time_left_s)
         else:
             self._full_at = time.monotonic()
             await self._wait(workspace, time_left_s)
-        started = time.monotonic()
+        call = _Call(self)
         try:
-            yield
+            yield call
         except BaseException:
             # A call cut short (cancelled, failed) tells only that service takes at least
             # this long: counted when that is longer than the estimate, never shorter.
-            elapsed = time.monotonic() - started
-            if elapsed > self.times.mean_s:
-                self.times.observe(elapsed)
+            self._observe(call, cut_short=True)
             raise
         else:
-            self.times.observe(time.monotonic() - started)
+            self._observe(call, cut_short=False)
         finally:
-            self._release()
+            call.end()
+
+    def _observe(self, call: _Call, cut_short: bool) -> None:
+        for times, elapsed in (
+            (self.times, time.monotonic() - call.started),
+            (self.held, call.held()),
+        ):
+            if not cut_short or elapsed > times.mean_s:
+                times.observe(elapsed)
 
     def _start_now(self, time_left_s: float | None) -> None:
         """Takes a free slot, unless the call has too little time left while the family has
         just been full: then the time it lost before it got here was spent queueing for the
         CPU behind other calls, so it is refused as they would have been. An idle family
         runs any call: a deadline too short for the service is not overload."""
-        expected_s = self.times.expected_s
+        expected_s = self.times.expected_s + self.lag.mean_s
         short = time_left_s is not None and time_left_s < expected_s
         if short and time.monotonic() - self._full_at < expected_s:
-            wait_s = expected_wait(0, self.concurrency, self.times.mean_s)
-            self._refuse(retry_hint(wait_s, expected_s, time_left_s))
+            wait_s = expected_wait(0, self.concurrency, self.held.mean_s, self.lag.mean_s)
+            self._refuse(retry_hint(wait_s, self.times.expected_s, time_left_s))
         self.running += 1
 
     async def _wait(self, workspace: str, time_left_s: float | None) -> None:
         sizes = {w: len(q) for w, q in self._queues.items()}
-        wait_s = expected_wait(
-            queue_position(sizes, workspace), self.concurrency, self.times.mean_s
-        )
+        position = queue_position(sizes, workspace) + len(self._resuming)
+        wait_s = expected_wait(position, self.concurrency, self.held.mean_s, self.lag.mean_s)
         if time_left_s is not None and wait_s + self.times.expected_s > time_left_s:
             self._refuse(retry_hint(wait_s, self.times.expected_s, time_left_s))
-        if sum(sizes.values()) >= self.queue and not self._evict_for(workspace, sizes):
+        full = sum(sizes.values()) + self.lent >= self.queue
+        if full and not self._evict_for(workspace, sizes):
             self._refuse(retry_hint(wait_s, self.times.expected_s, None))
         deadline = None if time_left_s is None else time.monotonic() + time_left_s
         waiter = _Waiter(workspace, deadline)
         self._enqueue(waiter)
+        await self._turn(waiter, lambda: self._remove(waiter))
+
+    async def _resume(self) -> None:
+        """Takes a slot back for a call returning from a remote wait: at once when one is
+        free, else before every call that has not started."""
+        if self.running < self.concurrency and not self._resuming:
+            self.running += 1
+            return
+        waiter = _Waiter("", None)
+        self._resuming.append(waiter)
+        await self._turn(waiter, lambda: _discard(self._resuming, waiter))
+
+    async def _turn(self, waiter: _Waiter, forget: Callable[[], None]) -> None:
         try:
             await waiter.turn
         except asyncio.CancelledError:
             if waiter.turn.done() and not waiter.turn.cancelled():
                 self._release()  # the slot was handed over just as the call gave up
             else:
-                self._remove(waiter)
+                forget()
             raise
 
     def _refuse(self, retry_after_s: float) -> NoReturn:
@@ -214,12 +337,13 @@ class Admission:
             self._turns.remove(waiter.workspace)
 
     def _release(self) -> None:
-        """Frees a slot and hands it to the next waiter whose deadline can still be met;
-        a waiter whose time left is shorter than the expected service time is refused."""
+        """Frees a slot and hands it on: to a call back from a remote wait first, else to
+        the next waiter whose deadline can still be met; a waiter whose time left is
+        shorter than the expected service time is refused."""
         self.running -= 1
         now = time.monotonic()
-        while self._turns and self.running < self.concurrency:
-            waiter = self._next()
+        while self.running < self.concurrency and (self._resuming or self._turns):
+            waiter = self._resuming.popleft() if self._resuming else self._next()
             if waiter.turn.done():
                 continue
             if waiter.deadline is not None and waiter.deadline - now < self.times.expected_s:
@@ -231,7 +355,8 @@ class Admission:
 
     def _backlog_s(self) -> float:
         """The retry hint for a call refused while queued: when the queue will have moved."""
-        wait_s = expected_wait(self.waiting, self.concurrency, self.times.mean_s)
+        position = self.waiting + len(self._resuming)
+        wait_s = expected_wait(position, self.concurrency, self.held.mean_s, self.lag.mean_s)
         return retry_hint(wait_s, self.times.expected_s, None)
 
     def _next(self) -> _Waiter:
@@ -243,3 +368,8 @@ class Admission:
         else:
             del self._queues[workspace]
         return waiter
+
+
+def _discard(queue: deque[_Waiter], waiter: _Waiter) -> None:
+    if waiter in queue:
+        queue.remove(waiter)

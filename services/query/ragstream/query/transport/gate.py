@@ -7,9 +7,10 @@ the caller is known (undecodable bytes -> INVALID_ARGUMENT), the request rules o
 `validation` (INVALID_ARGUMENT with google.rpc.BadRequest), tenancy (the token must grant the
 request's workspace -> PERMISSION_DENIED), admission (a deadline-aware queue per expensive
 family, fair across workspaces -> RESOURCE_EXHAUSTED with google.rpc.RetryInfo), and then the
-handler runs under the call's deadline (-> DEADLINE_EXCEEDED). Each refusal is a
-`rejections.Rejected`, which the transport turns into its own status, so both transports
-refuse identically.
+handler runs under the call's deadline (-> DEADLINE_EXCEEDED), with its admission slot bound
+as the `ragstream.query.lease` its stages lend back while they wait on a remote model. Each
+refusal is a `rejections.Rejected`, which the transport turns into its own status, so both
+transports refuse identically.
 
 The deadline cancels the handler, so the cancellation reaches every await below it (admission
 queue, embedding scheduler, search, LLM stream, reranker), and the openai client closes its
@@ -29,6 +30,7 @@ from typing import Any, Protocol
 
 from google.protobuf.message import Message
 
+from ragstream.query.lease import bound
 from ragstream.query.transport import rejections
 from ragstream.query.transport.admission import Admission, Overloaded
 from ragstream.query.transport.auth import Grant, TokenAuthenticator, Unauthenticated
@@ -148,8 +150,9 @@ class Gate:
         scope = asyncio.timeout(remaining_s if timer else None)
         slot = admission.slot(workspace, remaining_s) if admission else contextlib.nullcontext()
         try:
-            async with scope, slot:
-                yield
+            async with scope, slot as lease:
+                with bound(lease):  # the stages lend the slot back around remote waits
+                    yield
         except Overloaded as exc:
             raise rejections.overloaded(exc.family, exc.retry_after_s) from None
         except TimeoutError:

@@ -1,0 +1,69 @@
+"""Leases: a query gives its working slot up while it waits on a remote model.
+
+A query spends most of its time waiting: for the LLM's keywords, for the embedding request,
+for the reranker, for the answer. Holding a slot of the server's bounded concurrency through
+those waits would bound the queries in flight by the slots, not by the CPU, and the shared
+embedding scheduler would see a burst trickle in a few queries at a time, so it could not
+batch it. So whatever runs the query (the transport's admission control) may `bind` a
+`Lease` to the call, and the stages wrap each remote await in `remote()`: the slot is
+released for the wait and taken back after it, ahead of calls that have not started yet
+(they are behind a call already under way, which is nearer to its answer).
+
+The query package knows no transport: without a bound lease (tests, the CLI's local queries)
+`remote()` does nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from collections.abc import AsyncIterator, Iterator
+from typing import Protocol
+
+
+class Lease(Protocol):
+    """The slot a call holds. `release` and `reacquire` come in pairs, possibly nested or
+    concurrent (searches and embeddings of one query may overlap): the slot is given up at
+    the first release and taken back at the last reacquire."""
+
+    def release(self) -> None: ...
+
+    async def reacquire(self) -> None:
+        """Returns once the slot is held again; cancellation leaves it released."""
+        ...
+
+
+_current: contextvars.ContextVar[Lease | None] = contextvars.ContextVar(
+    "ragstream_query_lease", default=None
+)
+
+
+@contextlib.contextmanager
+def bound(lease: Lease | None) -> Iterator[None]:
+    """Makes `lease` the one `remote()` releases, in this task and those it starts (None:
+    a call without admission, which has no slot to give up)."""
+    token = _current.set(lease)
+    try:
+        yield
+    finally:
+        _current.reset(token)
+
+
+@contextlib.asynccontextmanager
+async def remote() -> AsyncIterator[None]:
+    """Releases the call's slot (if it has one) while the block awaits a remote model.
+
+    The slot is taken back when the block ends or fails, not when it is cancelled: a call
+    cancelled (deadline, client gone) has nothing left to do with it."""
+    lease = _current.get()
+    if lease is None:
+        yield
+        return
+    lease.release()
+    try:
+        yield
+    except BaseException as exc:
+        if isinstance(exc, Exception):
+            await lease.reacquire()  # a failed call may go on (a fallback, a note)
+        raise
+    await lease.reacquire()

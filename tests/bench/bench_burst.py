@@ -1,0 +1,238 @@
+"""Bursts of concurrent mix queries against `ragstream serve`, and the latency of one.
+
+A real `ragstream serve` answers with the OpenAI-compatible test server (its own process) as
+LLM and embedding provider: every embedding request takes `--embed-ms` (100 ms) there, the
+LLM answers at once, with keywords for the keyword prompt. The demo corpus is indexed first
+(by a server whose embeddings take no time). Then, on the server's default settings:
+
+- latency: `--sequential` mix queries one after the other; target p50 <= 120 ms;
+- each `--bursts` size (64, 500): that many mix queries sent at once, each with a
+  `--deadline-s` (30 s) deadline; a refused call retries after its RetryInfo hint. Reports
+  the first attempts refused, the wall time until every query was answered and the embedding
+  requests the burst made (from the test server's log). Targets: none refused; for 64, at
+  most 8 embedding requests and a wall time of at most 1 s.
+
+Every query text is new (a numbered variant of a demo question), so no cache answers it:
+each query makes one LLM keyword call and one embedding request of its own, which the
+server may batch with other queries'. Loopback only.
+
+    .venv/bin/python -m tests.bench.bench_burst [--bursts 64 500] [--sequential 40] [--json]
+
+Exits with status 1 when a figure misses its target.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import grpc
+
+from ragstream.common.text.analyzer import ENGLISH_STOPWORDS
+from ragstream.testing.openai_server import LOG_PATH, echo_responder
+from ragstream.v1 import query_pb2, query_pb2_grpc
+from tests.bench.bench_load import (
+    QUESTIONS,
+    WORKSPACE,
+    exit_status,
+    index_corpus,
+    line,
+    llm_env,
+    provider_env,
+    retry_delay,
+    run_serve,
+)
+from tests.support.server import free_port
+
+MAX_P50_MS = 120.0
+MAX_BURST_REQUESTS = 8
+MAX_BURST_WALL_S = 1.0
+CHECKED_BURST = 64
+"""The burst size the request and wall-time targets apply to."""
+CALLS_PER_CHANNEL = 50
+_numbers = itertools.count()
+
+
+def responder(messages: list[dict[str, Any]], body: dict[str, Any]) -> str:
+    """Keywords for the keyword prompt (its question's longer words), else the echo."""
+    content = str(messages[-1].get("content", ""))
+    if "high_level_keywords" not in content:
+        return echo_responder(messages, body)
+    question = content.rsplit("Question:", 1)[-1]
+    words = [w.strip("?,.'\"") for w in question.split()]
+    words = [w for w in words if len(w) > 3 and w.casefold() not in ENGLISH_STOPWORDS]
+    low = [w for w in words if w[:1].isupper()] or words[:2]
+    return json.dumps({"high_level_keywords": words[:3], "low_level_keywords": low[:4]})
+
+
+def fresh_question() -> str:
+    """A demo question no earlier call asked (the keyword cache must not answer it)."""
+    number = next(_numbers)
+    return f"{QUESTIONS[number % len(QUESTIONS)]['question']} (variant {number})"
+
+
+def mix_query() -> query_pb2.QueryRequest:
+    params = query_pb2.QueryParams(mode=query_pb2.QUERY_MODE_MIX)
+    return query_pb2.QueryRequest(workspace=WORKSPACE, query=fresh_question(), params=params)
+
+
+@dataclass
+class Burst:
+    size: int
+    refused: int = 0
+    """First attempts refused."""
+    retries: int = 0
+    errors: int = 0
+    wall_s: float = 0.0
+    embedding_requests: int = 0
+
+    def summary(self) -> dict[str, object]:
+        return {
+            "burst": self.size,
+            "refused_first": self.refused,
+            "retries": self.retries,
+            "errors": self.errors,
+            "wall_s": round(self.wall_s, 3),
+            "embedding_requests": self.embedding_requests,
+        }
+
+
+async def one_query(
+    stub: query_pb2_grpc.QueryServiceAsyncStub, deadline_s: float, burst: Burst
+) -> None:
+    request = mix_query()
+    for attempt in itertools.count():
+        try:
+            await stub.Query(request, timeout=deadline_s)
+            return
+        except grpc.aio.AioRpcError as error:
+            if error.code() != grpc.StatusCode.RESOURCE_EXHAUSTED:
+                burst.errors += 1
+                return
+            burst.refused += attempt == 0
+            burst.retries += 1
+            await asyncio.sleep(retry_delay(error) or 0.1)
+
+
+async def embedding_requests(llm_url: str) -> int:
+    url = llm_url.removesuffix("/v1") + LOG_PATH
+    async with aiohttp.ClientSession() as session, session.get(url) as response:
+        return len((await response.json())["embedding_batch_sizes"])
+
+
+async def run_burst(address: str, llm_url: str, size: int, deadline_s: float) -> Burst:
+    burst = Burst(size)
+    channels = [grpc.aio.insecure_channel(address) for _ in range(-(-size // CALLS_PER_CHANNEL))]
+    try:
+        for channel in channels:
+            await channel.channel_ready()
+        stubs = [query_pb2_grpc.QueryServiceStub(channel) for channel in channels]
+        before = await embedding_requests(llm_url)
+        started = time.monotonic()
+        await asyncio.gather(
+            *(one_query(stubs[n % len(stubs)], deadline_s, burst) for n in range(size))
+        )
+        burst.wall_s = time.monotonic() - started
+        burst.embedding_requests = await embedding_requests(llm_url) - before
+    finally:
+        for channel in channels:
+            await channel.close(None)
+    return burst
+
+
+async def sequential_p50_ms(address: str, count: int) -> float:
+    async with grpc.aio.insecure_channel(address) as channel:
+        stub = query_pb2_grpc.QueryServiceStub(channel)
+        for _ in range(3):  # warm-up: connections, first-call imports
+            await stub.Query(mix_query(), timeout=30)
+        latencies = []
+        for _ in range(count):
+            started = time.perf_counter()
+            await stub.Query(mix_query(), timeout=30)
+            latencies.append(time.perf_counter() - started)
+    return statistics.median(latencies) * 1000
+
+
+def start_llm(port: int, embed_ms: float) -> subprocess.Popen[bytes]:
+    command = [
+        sys.executable, "-m", "ragstream.testing.openai_server", "--port", str(port),
+        "--embed-latency-ms", str(embed_ms), "--dimensions", "64",
+        "--responder", "tests.bench.bench_burst:responder",
+    ]  # fmt: skip
+    return subprocess.Popen(command, stdout=subprocess.DEVNULL)
+
+
+async def bench(args: argparse.Namespace) -> tuple[float, list[Burst]]:
+    fast_port, slow_port = free_port(), free_port()
+    llms = [start_llm(fast_port, 0.0), start_llm(slow_port, args.embed_ms)]
+    llm_url = f"http://127.0.0.1:{slow_port}/v1"
+    try:
+        with tempfile.TemporaryDirectory(prefix="ragstream-burst-") as tmp:
+            data_dir = Path(tmp) / "data"
+            fast_env = provider_env(f"http://127.0.0.1:{fast_port}/v1")
+            indexer = await asyncio.to_thread(run_serve, data_dir, fast_env)
+            try:
+                await index_corpus(indexer.address)
+            finally:
+                await asyncio.to_thread(indexer.stop)
+            server = await asyncio.to_thread(run_serve, data_dir, llm_env(llm_url))
+            try:
+                p50_ms = await sequential_p50_ms(server.address, args.sequential)
+                bursts = []
+                for size in args.bursts:
+                    bursts.append(await run_burst(server.address, llm_url, size, args.deadline_s))
+            finally:
+                await asyncio.to_thread(server.stop)
+    finally:
+        for llm in llms:
+            llm.terminate()
+            llm.wait(timeout=10)
+    return p50_ms, bursts
+
+
+def verdicts(p50_ms: float, bursts: Sequence[Burst]) -> list[str]:
+    broken = []
+    if p50_ms > MAX_P50_MS:
+        broken.append(f"mix query p50 {p50_ms:.1f} ms > {MAX_P50_MS} ms")
+    for burst in bursts:
+        if burst.refused or burst.errors:
+            broken.append(f"burst {burst.size}: {burst.refused} refused, {burst.errors} errors")
+        if burst.size == CHECKED_BURST and burst.embedding_requests > MAX_BURST_REQUESTS:
+            broken.append(f"burst 64: {burst.embedding_requests} embedding requests")
+        if burst.size == CHECKED_BURST and burst.wall_s > MAX_BURST_WALL_S:
+            broken.append(f"burst 64: wall {burst.wall_s:.2f} s")
+    return broken
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--bursts", type=int, nargs="*", default=[CHECKED_BURST, 500])
+    parser.add_argument("--sequential", type=int, default=40, help="queries for the p50")
+    parser.add_argument("--deadline-s", type=float, default=30.0, help="deadline of a call")
+    parser.add_argument("--embed-ms", type=float, default=100.0, help="embedding latency")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    p50_ms, bursts = asyncio.run(bench(args))
+    if args.json:
+        print(json.dumps({"p50_ms": round(p50_ms, 1), "bursts": [b.summary() for b in bursts]}))
+    else:
+        print(f"mix query p50 {p50_ms:.1f} ms (embeddings {args.embed_ms} ms, instant LLM)")
+        for burst in bursts:
+            print(line(burst.summary()))
+    return exit_status(verdicts(p50_ms, bursts))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

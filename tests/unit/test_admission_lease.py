@@ -1,0 +1,170 @@
+"""Admission with leases: a call waiting on a remote model holds no slot, takes it back
+ahead of new calls, and a call is refused only when its predicted wait (queue, slot
+turnover, event-loop lag) and its service do not fit its deadline."""
+
+import asyncio
+import time
+
+import pytest
+
+from ragstream.query.lease import bound, remote
+from ragstream.query.transport.admission import Admission, Overloaded, ServiceTimes
+
+
+async def settle() -> None:
+    await asyncio.sleep(0.01)
+
+
+async def remote_call(
+    admission: Admission, model: asyncio.Event, log: list[str], name: str
+) -> None:
+    """A call that works, waits on a remote model, then works again."""
+    async with admission.slot() as lease:
+        with bound(lease):
+            log.append(f"{name} starts")
+            async with remote():
+                await model.wait()
+            log.append(f"{name} resumes")
+
+
+async def test_a_call_in_a_remote_wait_frees_its_slot() -> None:
+    admission = Admission("queries", concurrency=1, queue=10)
+    model = asyncio.Event()
+    log: list[str] = []
+    calls = [asyncio.create_task(remote_call(admission, model, log, str(n))) for n in range(5)]
+    await settle()
+    # One slot, yet all five are under way: each lent the slot on while the model works.
+    assert log == [f"{n} starts" for n in range(5)]
+    assert (admission.running, admission.lent, admission.waiting) == (0, 5, 0)
+    model.set()
+    await asyncio.gather(*calls)
+    assert (admission.running, admission.lent, admission.waiting) == (0, 0, 0)
+
+
+async def test_a_call_back_from_a_remote_wait_goes_before_new_calls() -> None:
+    admission = Admission("queries", concurrency=1, queue=10)
+    model, work = asyncio.Event(), asyncio.Event()
+    log: list[str] = []
+    back = asyncio.create_task(remote_call(admission, model, log, "back"))
+    await settle()  # "back" waits on the model, its slot lent
+
+    async def working(name: str) -> None:
+        async with admission.slot():
+            log.append(f"{name} starts")
+            await work.wait()
+
+    busy = asyncio.create_task(working("busy"))  # takes the lent slot
+    await settle()
+    newcomer = asyncio.create_task(working("new"))  # queued behind "busy"
+    await settle()
+    model.set()  # "back" returns while "busy" holds the only slot: it queues too
+    await settle()
+    work.set()
+    await asyncio.gather(back, busy, newcomer)
+    assert log == ["back starts", "busy starts", "back resumes", "new starts"]
+
+
+async def test_a_failed_remote_call_takes_the_slot_back_and_a_cancelled_one_does_not() -> None:
+    admission = Admission("queries", concurrency=1, queue=10)
+    async with admission.slot() as lease:
+        with bound(lease):
+            with pytest.raises(ValueError):
+                async with remote():
+                    assert admission.running == 0
+                    raise ValueError("the model failed")
+            assert admission.running == 1  # a fallback goes on with its slot
+    model = asyncio.Event()
+    log: list[str] = []
+    call = asyncio.create_task(remote_call(admission, model, log, "gone"))
+    await settle()
+    call.cancel()
+    await asyncio.gather(call, return_exceptions=True)
+    assert log == ["gone starts"]
+    assert (admission.running, admission.lent) == (0, 0)
+
+
+async def test_overlapping_remote_waits_lend_the_slot_once() -> None:
+    admission = Admission("queries", concurrency=1, queue=10)
+    async with admission.slot() as lease:
+        with bound(lease):
+
+            async def wait(seconds: float) -> None:
+                async with remote():
+                    await asyncio.sleep(seconds)
+
+            await asyncio.gather(wait(0.01), wait(0.02))
+            assert (admission.running, admission.lent) == (1, 0)
+    assert admission.running == 0
+
+
+async def test_remote_without_a_lease_does_nothing() -> None:
+    async with remote():
+        pass
+
+
+async def test_a_burst_is_queued_not_refused_when_its_deadline_allows_the_wait() -> None:
+    admission = Admission("queries", concurrency=2, queue=1000)
+    admission.held = ServiceTimes(mean_s=0.01)
+    admission.times = ServiceTimes(mean_s=0.1)
+
+    async def call() -> None:
+        async with admission.slot("", time_left_s=30.0):
+            await asyncio.sleep(0)
+
+    results = await asyncio.gather(*(call() for _ in range(500)), return_exceptions=True)
+    assert [r for r in results if r is not None] == []
+    assert admission.rejected == 0
+
+
+async def test_refused_only_when_the_predicted_wait_and_service_exceed_the_deadline() -> None:
+    admission = Admission("queries", concurrency=2, queue=1000)
+    admission.held = ServiceTimes(mean_s=0.1)  # a slot turns over every 0.05 s
+    admission.times = ServiceTimes(mean_s=0.5)
+    hold = asyncio.Event()
+
+    async def call(time_left_s: float | None = None) -> None:
+        async with admission.slot("", time_left_s):
+            await hold.wait()
+
+    queued = [asyncio.create_task(call()) for _ in range(22)]  # 2 running, 20 queued
+    await settle()
+    # The 21st in the queue: (20 + 1) * 0.1 / 2 = 1.05 s of wait, then 0.5 s of service.
+    fits = asyncio.create_task(call(time_left_s=1.6))
+    await settle()
+    assert not fits.done()
+    with pytest.raises(Overloaded):  # 1.1 s of wait + 0.5 s > 1.5 s
+        await call(time_left_s=1.5)
+    hold.set()
+    await asyncio.gather(*queued, fits)
+
+
+async def test_the_event_loop_lag_counts_in_the_predicted_wait() -> None:
+    admission = Admission("queries", concurrency=1, queue=10)
+    admission.held = ServiceTimes(mean_s=0.01)
+    admission.times = ServiceTimes(mean_s=0.1)
+    hold = asyncio.Event()
+
+    async def call(time_left_s: float | None = None) -> None:
+        async with admission.slot("", time_left_s):
+            await hold.wait()
+
+    running = asyncio.create_task(call())
+    await settle()
+    queued = asyncio.create_task(call(time_left_s=1.0))  # 0.01 s of wait + 0.1 s: fits
+    await settle()
+    assert not queued.done()
+    admission.lag.mean_s = 1.0  # every ready step now waits a second for the CPU
+    with pytest.raises(Overloaded) as refused:
+        await call(time_left_s=1.0)
+    assert refused.value.retry_after_s >= 1.0
+    hold.set()
+    await asyncio.gather(running, queued)
+
+
+async def test_the_lag_probe_measures_a_starved_loop() -> None:
+    admission = Admission("queries", concurrency=1, queue=10)
+    async with admission.slot():
+        for _ in range(6):
+            await asyncio.sleep(0.04)
+            time.sleep(0.15)  # noqa: ASYNC251 - the point: a CPU hog on the loop's thread
+    assert admission.lag.mean_s > 0.05
