@@ -13,12 +13,16 @@ clients with one channel (one connection) each, on the server's default admissio
   DEADLINE_EXCEEDED, and refuse the rest at once with RESOURCE_EXHAUSTED carrying a
   google.rpc.RetryInfo hint, which the client honours before its next call.
 
+With `--cpu-hogs N`, N processes spin beside the server through both phases (each a busy
+loop at the server's own priority), so the server gets a fraction of the CPU its load
+average promises: the rules above must hold under that starvation too.
+
 A client retries at once after DEADLINE_EXCEEDED, as a naive client would. Reports per
 phase: attempts, answers, refusals (and refusals without a hint), other errors by code,
 throughput, p50/p99 latency of the answered calls and p99 of the refusals. Loopback only;
 bounded by the durations.
 
-    .venv/bin/python -m tests.bench.bench_load [--duration 60] [--clients 200]
+    .venv/bin/python -m tests.bench.bench_load [--duration 60] [--clients 200] [--cpu-hogs 2]
 
 Exits with status 1 when the hurried phase breaks a rule.
 """
@@ -189,6 +193,11 @@ def start_llm(args: argparse.Namespace, port: int) -> subprocess.Popen[bytes]:
     return subprocess.Popen(command, stdout=subprocess.DEVNULL, env=os.environ)
 
 
+def start_hog() -> subprocess.Popen[bytes]:
+    """A process that keeps one core busy until killed."""
+    return subprocess.Popen([sys.executable, "-c", "while True: pass"])
+
+
 def run_serve(data_dir: Path, env: Mapping[str, str]) -> ServeProcess:
     return ServeProcess(data_dir, env).start(timeout_s=120)
 
@@ -206,12 +215,16 @@ async def bench(args: argparse.Namespace) -> list[Phase]:
             finally:
                 await asyncio.to_thread(indexer.stop)
             server = await asyncio.to_thread(run_serve, data_dir, serve_env(args, llm_url))
+            hogs = [start_hog() for _ in range(args.cpu_hogs)]
             try:
                 patient = Phase("patient", args.clients, args.patient_s)
                 hurried = Phase("hurried", args.clients, args.hurried_s)
                 for phase in (patient, hurried):
                     await run_phase(server.address, phase, args.duration)
             finally:
+                for hog in hogs:
+                    hog.kill()
+                    hog.wait()
                 await asyncio.to_thread(server.stop)
     finally:
         llm.terminate()
@@ -243,6 +256,7 @@ def main() -> int:
     parser.add_argument("--queue", type=int, default=None, help="queries allowed to wait")
     parser.add_argument("--llm-ms", type=float, default=200.0, help="chat latency")
     parser.add_argument("--embed-ms", type=float, default=5.0, help="embedding latency")
+    parser.add_argument("--cpu-hogs", type=int, default=0, help="busy processes beside it")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     patient, hurried = asyncio.run(bench(args))
@@ -251,7 +265,10 @@ def main() -> int:
         print(json.dumps(summaries, indent=2))
     else:
         concurrency = args.concurrency or "the server default"
-        print(f"{args.clients} clients; LLM {args.llm_ms} ms; concurrency {concurrency}")
+        print(
+            f"{args.clients} clients; LLM {args.llm_ms} ms; concurrency {concurrency}; "
+            f"{args.cpu_hogs} CPU hogs"
+        )
         for summary in summaries:
             print(line(summary))
     return exit_status(verdicts(patient, hurried))
