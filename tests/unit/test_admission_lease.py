@@ -168,3 +168,33 @@ async def test_the_lag_probe_measures_a_starved_loop() -> None:
             await asyncio.sleep(0.04)
             time.sleep(0.15)  # noqa: ASYNC251 - the point: a CPU hog on the loop's thread
     assert admission.lag.mean_s > 0.05
+
+
+class Recorded(ServiceTimes):
+    """Service times that keep every observation."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[float] = []
+
+    def observe(self, elapsed_s: float) -> None:
+        self.seen.append(elapsed_s)
+        super().observe(elapsed_s)
+
+
+async def test_the_wait_to_take_the_slot_back_is_not_counted_as_service() -> None:
+    admission = Admission("queries", concurrency=1, queue=10)
+    admission.times = recorded = Recorded()
+    model = asyncio.Event()
+    log: list[str] = []
+    back = asyncio.create_task(remote_call(admission, model, log, "back"))
+    await settle()
+
+    async def busy() -> None:
+        async with admission.slot():
+            model.set()  # "back" returns now and queues for the slot for 0.3 s
+            await asyncio.sleep(0.3)
+
+    await asyncio.gather(back, busy())
+    assert recorded.seen[0] >= 0.3  # "busy"
+    assert recorded.seen[1] < 0.2  # "back": its 0.3 s in the queue is the backlog's

@@ -163,6 +163,8 @@ class _Call:
     holding: bool = True
     away: int = 0
     """Remote waits under way (they may overlap)."""
+    queued_s: float = 0.0
+    """Time spent queued to take the slot back: the backlog's, not the call's own."""
 
     def release(self) -> None:
         self.away += 1
@@ -176,10 +178,12 @@ class _Call:
         self.away -= 1
         if self.away > 0 or self.holding:
             return
+        back = time.monotonic()
         await self.admission._resume()
         self.admission.lent -= 1
         self.holding = True
         self.held_since = time.monotonic()
+        self.queued_s += self.held_since - back
 
     def held(self) -> float:
         """Seconds the call held its slot, spells between remote waits summed."""
@@ -207,7 +211,9 @@ class Admission:
         """Admitted calls whose slot is given up for a remote wait."""
         self.rejected = 0
         self.times = ServiceTimes()
-        """Duration of whole calls, remote waits included: what must fit a deadline."""
+        """Duration of whole calls, remote waits included but not the waits to take the
+        slot back (the queue's share, which `expected_wait` predicts): what must fit a
+        deadline besides the wait."""
         self.held = ServiceTimes(INITIAL_HELD_S)
         """Time a call holds its slot: how fast the slots turn over."""
         self.lag = LoopLag(lambda: self.running + self.lent + self.waiting > 0)
@@ -250,7 +256,7 @@ class Admission:
 
     def _observe(self, call: _Call, cut_short: bool) -> None:
         for times, elapsed in (
-            (self.times, time.monotonic() - call.started),
+            (self.times, time.monotonic() - call.started - call.queued_s),
             (self.held, call.held()),
         ):
             if not cut_short or elapsed > times.mean_s:
