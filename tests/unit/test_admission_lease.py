@@ -198,3 +198,25 @@ async def test_the_wait_to_take_the_slot_back_is_not_counted_as_service() -> Non
     await asyncio.gather(back, busy())
     assert recorded.seen[0] >= 0.3  # "busy"
     assert recorded.seen[1] < 0.2  # "back": its 0.3 s in the queue is the backlog's
+
+
+async def test_calls_away_on_a_remote_wait_count_ahead_of_a_newcomer() -> None:
+    admission = Admission("queries", concurrency=1, queue=10)
+    admission.held = ServiceTimes(mean_s=1.0)
+    admission.times = ServiceTimes(mean_s=0.1)
+    async with admission.slot("", time_left_s=1.5):  # idle: runs whatever its deadline
+        pass
+    model = asyncio.Event()
+    log: list[str] = []
+    away = [asyncio.create_task(remote_call(admission, model, log, str(n))) for n in range(4)]
+    await settle()
+    assert (admission.running, admission.lent) == (0, 4)
+    # The slot is free, but the four come back first with about half their work left each:
+    # (2 + 1) * 1.0 s of wait, then 0.1 s of service, does not fit 1.5 s.
+    with pytest.raises(Overloaded):
+        async with admission.slot("", time_left_s=1.5):
+            pass
+    async with admission.slot("", time_left_s=5.0):
+        assert admission.running == 1
+    model.set()
+    await asyncio.gather(*away)
