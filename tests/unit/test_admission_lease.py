@@ -27,6 +27,14 @@ async def remote_call(
             log.append(f"{name} resumes")
 
 
+async def working(
+    admission: Admission, hold: asyncio.Event, time_left_s: float | None = None
+) -> None:
+    """A call that works, holding its slot, until `hold` is set."""
+    async with admission.slot("", time_left_s):
+        await hold.wait()
+
+
 async def test_a_call_in_a_remote_wait_frees_its_slot() -> None:
     admission = Admission("queries", concurrency=1, queue=10)
     model = asyncio.Event()
@@ -121,19 +129,15 @@ async def test_refused_only_when_the_predicted_wait_and_service_exceed_the_deadl
     admission.held = ServiceTimes(mean_s=0.1)  # a slot turns over every 0.05 s
     admission.times = ServiceTimes(mean_s=0.5)
     hold = asyncio.Event()
-
-    async def call(time_left_s: float | None = None) -> None:
-        async with admission.slot("", time_left_s):
-            await hold.wait()
-
-    queued = [asyncio.create_task(call()) for _ in range(22)]  # 2 running, 20 queued
+    # 2 running, 20 queued
+    queued = [asyncio.create_task(working(admission, hold)) for _ in range(22)]
     await settle()
     # The 21st in the queue: (20 + 1) * 0.1 / 2 = 1.05 s of wait, then 0.5 s of service.
-    fits = asyncio.create_task(call(time_left_s=1.6))
+    fits = asyncio.create_task(working(admission, hold, time_left_s=1.6))
     await settle()
     assert not fits.done()
     with pytest.raises(Overloaded):  # 1.1 s of wait + 0.5 s > 1.5 s
-        await call(time_left_s=1.5)
+        await working(admission, hold, time_left_s=1.5)
     hold.set()
     await asyncio.gather(*queued, fits)
 
@@ -144,18 +148,15 @@ async def test_the_event_loop_lag_counts_in_the_predicted_wait() -> None:
     admission.times = ServiceTimes(mean_s=0.1)
     hold = asyncio.Event()
 
-    async def call(time_left_s: float | None = None) -> None:
-        async with admission.slot("", time_left_s):
-            await hold.wait()
-
-    running = asyncio.create_task(call())
+    running = asyncio.create_task(working(admission, hold))
     await settle()
-    queued = asyncio.create_task(call(time_left_s=1.0))  # 0.01 s of wait + 0.1 s: fits
+    # 0.01 s of wait + 0.1 s: fits
+    queued = asyncio.create_task(working(admission, hold, time_left_s=1.0))
     await settle()
     assert not queued.done()
     admission.lag.mean_s = 1.0  # every ready step now waits a second for the CPU
     with pytest.raises(Overloaded) as refused:
-        await call(time_left_s=1.0)
+        await working(admission, hold, time_left_s=1.0)
     assert refused.value.retry_after_s >= 1.0
     hold.set()
     await asyncio.gather(running, queued)
@@ -220,3 +221,40 @@ async def test_calls_away_on_a_remote_wait_count_ahead_of_a_newcomer() -> None:
         assert admission.running == 1
     model.set()
     await asyncio.gather(*away)
+
+
+async def test_callers_refused_together_are_told_to_come_back_one_after_another() -> None:
+    admission = Admission("queries", concurrency=1, queue=0)
+    admission.held = ServiceTimes(mean_s=0.5)
+    hold = asyncio.Event()
+
+    running = asyncio.create_task(working(admission, hold))
+    await settle()
+    hints = []
+    for _ in range(6):  # the queue holds nobody: each is refused at once
+        with pytest.raises(Overloaded) as refused:
+            await working(admission, hold)
+        hints.append(refused.value.retry_after_s)
+    # Each waits for those refused before it: the sixth behind five, 0.5 s each at least.
+    assert hints[-1] >= 5 * 0.5 > 1.5 * hints[0]
+    hold.set()
+    await running
+
+
+async def test_calls_slower_than_predicted_make_the_next_predictions_longer() -> None:
+    admission = Admission("queries", concurrency=1, queue=10)
+    admission.held = admission.times = ServiceTimes(mean_s=0.01)
+    for _ in range(30):  # each takes about 5 times what was predicted
+        async with admission.slot():
+            await asyncio.sleep(0.05)
+        admission.held = admission.times = ServiceTimes(mean_s=0.01)  # the model stays wrong
+    assert admission.bias > 2.0
+    hold = asyncio.Event()
+
+    running = asyncio.create_task(working(admission, hold))
+    await settle()
+    # Unscaled, 0.01 s of wait and 0.01 s of service fit 0.05 s; scaled by the bias, not.
+    with pytest.raises(Overloaded):
+        await working(admission, hold, time_left_s=0.05)
+    hold.set()
+    await running

@@ -16,9 +16,12 @@ and a hint of when to retry, only when it would not finish before its deadline: 
 predicted wait for a slot (its place in the queue times the mean time a call holds a slot,
 shared by the slots, plus the event loop's current lag, `LoopLag`) plus the expected
 duration of a whole call (remote waits included) exceeds the time it has left. Both times
-are estimated from recent calls (`ServiceTimes`). Starting work that cannot finish in time
-only delays the calls behind it, so it is better refused in microseconds than timed out in
-seconds.
+are estimated from recent calls (`ServiceTimes`), and the prediction is scaled by how far
+recent calls overran theirs (`Admission.bias`), which learns what the model leaves out (a
+remote model's own queue, lag spikes). Starting work that cannot finish in time only delays
+the calls behind it, so it is better refused in microseconds than timed out in seconds. The
+retry hint queues a refused caller behind those refused before it that have not come back
+yet, so that refused callers do not return together only to be refused again.
 
 Fairness: the queue is a FIFO per workspace, and a freed slot goes to the workspaces in
 turn (round robin), so a flood from one tenant delays another by at most one call per
@@ -31,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
 import math
 import random
 import time
@@ -54,6 +58,8 @@ _SMOOTHING = 0.1
 LAG_PROBE_S = 0.05
 """How often the event loop's lag is sampled while a family has calls."""
 _LAG_SMOOTHING = 0.3
+MIN_BIAS, MAX_BIAS = 0.5, 4.0
+"""Bounds of the learned correction of predictions (`Admission.bias`), per call."""
 
 
 class Overloaded(Exception):
@@ -217,10 +223,17 @@ class Admission:
         self.held = ServiceTimes(INITIAL_HELD_S)
         """Time a call holds its slot: how fast the slots turn over."""
         self.lag = LoopLag(lambda: self.running + self.lent + self.waiting > 0)
+        self.bias = 1.0
+        """Moving average of how long calls took over how long they were predicted to take
+        (queue wait plus service): whatever the prediction leaves out (a remote model's own
+        queue, calls coming back from remote waits ahead of this one, spikes of lag) is
+        learned from the calls themselves and scales every prediction."""
         self._full_at = -math.inf
         """When a call last found every slot taken."""
         self._queues: dict[str, deque[_Waiter]] = {}
         self._turns: deque[str] = deque()
+        self._returns: list[float] = []
+        """When the refused callers are told to come back (a heap), until they are due."""
         self._resuming: deque[_Waiter] = deque()
         """Admitted calls back from a remote wait: served before any new call."""
 
@@ -236,11 +249,12 @@ class Admission:
         (see the module doc), or raises Overloaded. Cancellation while queued (deadline,
         client gone) gives the place up."""
         self.lag.watch()
+        arrived = time.monotonic()
         if self.running < self.concurrency and not self._queues and not self._resuming:
-            self._start_now(time_left_s)
+            predicted_s = self._start_now(time_left_s)
         else:
             self._full_at = time.monotonic()
-            await self._wait(workspace, time_left_s)
+            predicted_s = await self._wait(workspace, time_left_s)
         call = _Call(self)
         try:
             yield call
@@ -248,11 +262,25 @@ class Admission:
             # A call cut short (cancelled, failed) tells only that service takes at least
             # this long: counted when that is longer than the estimate, never shorter.
             self._observe(call, cut_short=True)
+            self._calibrate(time.monotonic() - arrived, predicted_s, cut_short=True)
             raise
         else:
             self._observe(call, cut_short=False)
+            self._calibrate(time.monotonic() - arrived, predicted_s, cut_short=False)
         finally:
             call.end()
+
+    def _calibrate(self, elapsed_s: float, predicted_s: float, cut_short: bool) -> None:
+        ratio = min(MAX_BIAS, max(MIN_BIAS, elapsed_s / max(predicted_s, 1e-3)))
+        if not cut_short or ratio > self.bias:
+            self.bias += _SMOOTHING * (ratio - self.bias)
+
+    def _predicted(self, wait_s: float) -> float:
+        """Unscaled: the wait plus a call's expected service."""
+        return wait_s + self.times.expected_s
+
+    def _late(self, wait_s: float, time_left_s: float | None) -> bool:
+        return time_left_s is not None and self._predicted(wait_s) * self.bias > time_left_s
 
     def _observe(self, call: _Call, cut_short: bool) -> None:
         for times, elapsed in (
@@ -262,18 +290,18 @@ class Admission:
             if not cut_short or elapsed > times.mean_s:
                 times.observe(elapsed)
 
-    def _start_now(self, time_left_s: float | None) -> None:
+    def _start_now(self, time_left_s: float | None) -> float:
         """Takes a free slot, unless the call would not finish in time while other calls
         are ahead of it (away on a remote wait: they come back first) or the family has just
         been full (then the time it lost before it got here was spent queueing for the CPU
         behind other calls, so it is refused as they would have been). An idle family runs
         any call: a deadline too short for the service is not overload."""
         wait_s = self._wait_s(self._lent_ahead())
-        late = time_left_s is not None and wait_s + self.times.expected_s > time_left_s
         busy = self._lent_ahead() > 0 or time.monotonic() - self._full_at < self.times.expected_s
-        if late and busy:
-            self._refuse(retry_hint(wait_s, self.times.expected_s, time_left_s))
+        if busy and self._late(wait_s, time_left_s):
+            self._refuse(retry_hint(wait_s * self.bias, self.times.expected_s, time_left_s))
         self.running += 1
+        return self._predicted(wait_s)
 
     def _lent_ahead(self) -> int:
         """Queue places the calls away on a remote wait take: each comes back ahead of any
@@ -283,12 +311,12 @@ class Admission:
     def _wait_s(self, position: int) -> float:
         return expected_wait(position, self.concurrency, self.held.mean_s, self.lag.mean_s)
 
-    async def _wait(self, workspace: str, time_left_s: float | None) -> None:
+    async def _wait(self, workspace: str, time_left_s: float | None) -> float:
         sizes = {w: len(q) for w, q in self._queues.items()}
         position = queue_position(sizes, workspace) + len(self._resuming) + self._lent_ahead()
         wait_s = self._wait_s(position)
-        if time_left_s is not None and wait_s + self.times.expected_s > time_left_s:
-            self._refuse(retry_hint(wait_s, self.times.expected_s, time_left_s))
+        if self._late(wait_s, time_left_s):
+            self._refuse(retry_hint(wait_s * self.bias, self.times.expected_s, time_left_s))
         full = sum(sizes.values()) + self.lent >= self.queue
         if full and not self._evict_for(workspace, sizes):
             self._refuse(retry_hint(wait_s, self.times.expected_s, None))
@@ -296,6 +324,7 @@ class Admission:
         waiter = _Waiter(workspace, deadline)
         self._enqueue(waiter)
         await self._turn(waiter, lambda: self._remove(waiter))
+        return self._predicted(wait_s)
 
     async def _resume(self) -> None:
         """Takes a slot back for a call returning from a remote wait: at once when one is
@@ -322,8 +351,18 @@ class Admission:
         raise self._overloaded(retry_after_s)
 
     def _overloaded(self, retry_after_s: float) -> Overloaded:
+        """The refusal, with a hint that also queues the caller behind the callers refused
+        before it that have not come back yet: a hint that sent every refused caller back
+        when the present backlog clears would bring them back together, to be refused
+        again, and refusals cost the CPU the answers need."""
+        now = time.monotonic()
+        while self._returns and self._returns[0] <= now:
+            heapq.heappop(self._returns)
+        behind_s = self._wait_s(len(self._returns)) * self.bias
         # Jitter, so that callers refused together do not all come back together.
-        return Overloaded(self.family, retry_after_s * random.uniform(1.0, 1.5))
+        hint_s = min(MAX_RETRY_S, max(retry_after_s, behind_s)) * random.uniform(1.0, 1.5)
+        heapq.heappush(self._returns, now + hint_s)
+        return Overloaded(self.family, hint_s)
 
     def _evict_for(self, workspace: str, sizes: Mapping[str, int]) -> bool:
         """Refuses the newest call of the longest queue when `workspace`'s is shorter."""
@@ -361,7 +400,8 @@ class Admission:
             waiter = self._resuming.popleft() if self._resuming else self._next()
             if waiter.turn.done():
                 continue
-            if waiter.deadline is not None and waiter.deadline - now < self.times.expected_s:
+            service_s = self.times.expected_s * self.bias
+            if waiter.deadline is not None and waiter.deadline - now < service_s:
                 self.rejected += 1
                 waiter.turn.set_exception(self._overloaded(self._backlog_s()))
                 continue
@@ -370,7 +410,7 @@ class Admission:
 
     def _backlog_s(self) -> float:
         """The retry hint for a call refused while queued: when the queue will have moved."""
-        wait_s = self._wait_s(self.waiting + len(self._resuming) + self._lent_ahead())
+        wait_s = self._wait_s(self.waiting + len(self._resuming) + self._lent_ahead()) * self.bias
         return retry_hint(wait_s, self.times.expected_s, None)
 
     def _next(self) -> _Waiter:
