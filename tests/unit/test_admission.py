@@ -5,11 +5,10 @@ import asyncio
 
 import pytest
 
-from ragstream.query.transport.admission import (
+from ragstream.query.transport.admission import Admission, Overloaded
+from ragstream.query.transport.estimates import (
     MAX_RETRY_S,
     MIN_RETRY_S,
-    Admission,
-    Overloaded,
     ServiceTimes,
     expected_wait,
     queue_position,
