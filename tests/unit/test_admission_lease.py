@@ -261,3 +261,17 @@ async def test_calls_slower_than_predicted_make_the_next_predictions_longer() ->
             await working(admission, hold, time_left_s=0.03)
     hold.set()
     await running
+
+
+async def test_calls_away_count_against_the_queue_even_with_a_slot_free() -> None:
+    admission = Admission("queries", concurrency=1, queue=1)
+    model = asyncio.Event()
+    log: list[str] = []
+    away = [asyncio.create_task(remote_call(admission, model, log, str(n))) for n in range(2)]
+    await settle()
+    assert (admission.running, admission.lent) == (0, 2)  # 1 working + 1 more at most
+    with pytest.raises(Overloaded):
+        async with admission.slot():
+            pass
+    model.set()
+    await asyncio.gather(*away)

@@ -216,11 +216,21 @@ class Admission:
         behind other calls, so it is refused as they would have been). An idle family runs
         any call: a deadline too short for the service is not overload."""
         wait_s = self._wait_s(self._lent_ahead())
-        busy = self._lent_ahead() > 0 or time.monotonic() - self._full_at < self.times.expected_s
+        busy = self.lent > 0 or time.monotonic() - self._full_at < self.times.expected_s
         if busy and self._late(wait_s, time_left_s):
-            self._refuse(retry_hint(wait_s * self.bias, self.times.expected_s, time_left_s))
+            # The calls away are back and done in about one call's time.
+            backlog_s = max(wait_s * self.bias, self.times.mean_s if self.lent else 0.0)
+            self._refuse(retry_hint(backlog_s, self.times.expected_s, time_left_s))
+        if self._full():  # the slot is free, but the calls away fill the queue
+            self._refuse(retry_hint(wait_s * self.bias, self.times.expected_s, None))
         self.running += 1
         return self._predicted(wait_s)
+
+    def _full(self) -> bool:
+        """Whether the family holds all the calls it may: `concurrency` working and `queue`
+        more, waiting for a slot or away on a remote wait."""
+        in_flight = self.running + self.lent + self.waiting + len(self._resuming)
+        return in_flight >= self.concurrency + self.queue
 
     def _lent_ahead(self) -> int:
         """Queue places the calls away on a remote wait take: each comes back ahead of any
@@ -236,8 +246,7 @@ class Admission:
         wait_s = self._wait_s(position)
         if self._late(wait_s, time_left_s):
             self._refuse(retry_hint(wait_s * self.bias, self.times.expected_s, time_left_s))
-        full = sum(sizes.values()) + self.lent >= self.queue
-        if full and not self._evict_for(workspace, sizes):
+        if self._full() and not self._evict_for(workspace, sizes):
             self._refuse(retry_hint(wait_s, self.times.expected_s, None))
         deadline = None if time_left_s is None else time.monotonic() + time_left_s
         waiter = _Waiter(workspace, deadline)
