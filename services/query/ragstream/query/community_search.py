@@ -23,6 +23,7 @@ from ragstream.common.storage.protocols import CommunityStore, SearchStore
 from ragstream.common.text.analyzer import analyze
 from ragstream.common.text.tokens import count_tokens
 from ragstream.query.community_selection import select
+from ragstream.query.lease import remote
 from ragstream.query.search import SearchSpec, hybrid_search
 
 MAP_PROMPT = """You are a helpful assistant responding to questions about data in the \
@@ -125,14 +126,16 @@ class CommunitySearch:
             ChatMessage("system", REDUCE_PROMPT + "\n".join(lines)),
             ChatMessage("user", query),
         ]
-        async for delta in self._chat.stream(messages):
-            yield delta
+        async with remote():
+            async for delta in self._chat.stream(messages):
+                yield delta
 
     async def _map(self, query: str, record: CommunityRecord) -> list[Point]:
         assert self._chat is not None and record.report is not None
         text = f"id: {record.id}\n{report_body(record)}"
         messages = [ChatMessage("system", MAP_PROMPT + text), ChatMessage("user", query)]
-        completion = await self._chat.complete(messages, max_tokens=800, temperature=0.0)
+        async with remote():
+            completion = await self._chat.complete(messages, max_tokens=800, temperature=0.0)
         return parse_points(completion.text, record.id)
 
 

@@ -183,7 +183,8 @@ class QueryEngine:
         if self._reranking is None or not q.options.enable_rerank:
             return extractive_answer(q.query, retrieval.chunks)
         candidates = best_sentences(q.query, retrieval.chunks, RERANK_CANDIDATES)
-        quotes = await rerank_quotes(self._reranking.reranker, q.query, candidates, 3)
+        async with remote():
+            quotes = await rerank_quotes(self._reranking.reranker, q.query, candidates, 3)
         return quoted_answer(quotes)
 
 

@@ -12,6 +12,7 @@ from ragstream.common.models import SearchFilter
 from ragstream.common.providers.embedding import Embedder
 from ragstream.common.telemetry import annotate
 from ragstream.query.community_search import CommunitySearch
+from ragstream.query.lease import remote
 from ragstream.query.types import Mode, QueryState
 
 
@@ -27,7 +28,8 @@ class CommunityStage:
 
     async def run(self, state: QueryState, span: Span) -> None:
         q = state.q
-        vector = (await self._embedder.embed([q.query]))[0]
+        async with remote():
+            vector = (await self._embedder.embed([q.query]))[0]
         allowed = state.allowed
         search_filter = (
             SearchFilter() if allowed is None else replace(SearchFilter(), doc_ids=allowed)
