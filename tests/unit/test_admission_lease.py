@@ -9,7 +9,7 @@ import pytest
 
 from ragstream.query.lease import bound, remote
 from ragstream.query.transport.admission import Admission, Overloaded
-from ragstream.query.transport.estimates import ServiceTimes
+from ragstream.query.transport.estimates import ServiceTimes, Turnover
 
 
 async def settle() -> None:
@@ -275,3 +275,56 @@ async def test_calls_away_count_against_the_queue_even_with_a_slot_free() -> Non
             pass
     model.set()
     await asyncio.gather(*away)
+
+
+def test_turnover_is_the_interval_between_completions_of_one_saturated_spell() -> None:
+    turnover = Turnover()
+    for n in range(7):
+        turnover.completed(10.0 + 0.1 * n, saturated=True)
+    assert turnover.interval_s is None  # too few completions to tell
+    turnover.completed(10.7, saturated=True)
+    assert turnover.interval_s == pytest.approx(0.1)
+    turnover.completed(20.0, saturated=False)  # idle since: the gap is no turnover
+    assert turnover.interval_s == pytest.approx(0.1)  # the last spell's figure is kept
+    for n in range(8):
+        turnover.completed(30.0 + 0.5 * n, saturated=True)
+    assert turnover.interval_s == pytest.approx(0.5)
+
+
+async def test_a_measured_turnover_replaces_a_slot_time_inflated_by_the_load() -> None:
+    admission = Admission("queries", concurrency=1, queue=100)
+
+    async def short() -> None:
+        async with admission.slot():
+            await asyncio.sleep(0.005)
+
+    await asyncio.gather(*(short() for _ in range(20)))  # queued behind each other
+    assert admission.turnover.interval_s is not None
+    assert admission.turnover.interval_s < 0.05
+    # Slot holders that look slow (they shared the CPU with the whole burst): modelled, the
+    # 21st in the queue would wait 21 s; at the measured turnover, a fraction of a second.
+    admission.held = ServiceTimes(mean_s=1.0)
+    admission.times = ServiceTimes(mean_s=0.1)
+    admission.bias = 1.0
+    hold = asyncio.Event()
+    queued = [asyncio.create_task(working(admission, hold)) for _ in range(21)]
+    await settle()
+    fits = asyncio.create_task(working(admission, hold, time_left_s=2.0))
+    await settle()
+    assert not fits.done()  # admitted: queued, not refused
+    hold.set()
+    await asyncio.gather(*queued, fits)
+    assert admission.rejected == 0
+
+
+async def test_the_bias_learned_against_the_modelled_turnover_is_dropped_once_measured() -> None:
+    admission = Admission("queries", concurrency=1, queue=100)
+    admission.bias = 3.0
+
+    async def short() -> None:
+        async with admission.slot():
+            await asyncio.sleep(0.001)
+
+    await asyncio.gather(*(short() for _ in range(9)))  # 8 completions with others queued
+    assert admission.turnover.interval_s is not None
+    assert admission.bias < 3.0 * 0.5

@@ -13,10 +13,14 @@ reaches the embedding scheduler as a burst, which it batches into a few requests
 The queue is sized for bursts: `queue` bounds the calls waiting for a slot or on a remote
 model, a bound of memory, not of cores. A call is refused at once, with RESOURCE_EXHAUSTED
 and a hint of when to retry, only when it would not finish before its deadline: its
-predicted wait for a slot (its place in the queue times the mean time a call holds a slot,
-shared by the slots, plus the event loop's current lag, `LoopLag`) plus the expected
-duration of a whole call (remote waits included) exceeds the time it has left. Both times
-are estimated from recent calls (`ServiceTimes`), and the prediction is scaled by how far
+predicted wait for a slot (its place in the queue times the measured interval between
+completions while the family was last saturated, `Turnover`; before any saturation, the
+mean time a call holds a slot shared by the slots, plus the event loop's current lag,
+`LoopLag`) plus the expected duration of a whole call (remote waits included) exceeds the
+time it has left. Both are estimated from recent calls (`ServiceTimes`, `Turnover`): under
+a burst a slot holder also waits for the CPU, so the time it holds its slot overstates the
+queue's wait, while the completion rate is what a queued call waits on. The prediction is
+also scaled by how far
 recent calls overran theirs (`Admission.bias`), which learns what the model leaves out (a
 remote model's own queue, lag spikes). Starting work that cannot finish in time only delays
 the calls behind it, so it is better refused in microseconds than timed out in seconds. The
@@ -52,6 +56,7 @@ from ragstream.query.transport.estimates import (
     SMOOTHING,
     LoopLag,
     ServiceTimes,
+    Turnover,
     expected_wait,
     queue_position,
     retry_hint,
@@ -140,7 +145,10 @@ class Admission:
         slot back (the queue's share, which `expected_wait` predicts): what must fit a
         deadline besides the wait."""
         self.held = ServiceTimes(INITIAL_HELD_S)
-        """Time a call holds its slot: how fast the slots turn over."""
+        """Time a call holds its slot: how fast the slots turn over, until `turnover` has
+        been measured."""
+        self.turnover = Turnover()
+        """How fast the family gets through its queue when saturated, measured."""
         self.lag = LoopLag(lambda: self.running + self.lent + self.waiting > 0)
         self.bias = 1.0
         """Moving average of how long calls took over how long they were predicted to take
@@ -187,7 +195,14 @@ class Admission:
             self._observe(call, cut_short=False)
             self._calibrate(time.monotonic() - arrived, predicted_s, cut_short=False)
         finally:
+            self._completed()
             call.end()
+
+    def _completed(self) -> None:
+        measured = self.turnover.interval_s is not None
+        self.turnover.completed(time.monotonic(), saturated=bool(self._queues or self._resuming))
+        if not measured and self.turnover.interval_s is not None:
+            self.bias = 1.0  # learned against the modelled turnover, which is now replaced
 
     def _calibrate(self, elapsed_s: float, predicted_s: float, cut_short: bool) -> None:
         ratio = min(MAX_BIAS, max(MIN_BIAS, elapsed_s / max(predicted_s, 1e-3)))
@@ -238,6 +253,11 @@ class Admission:
         return self.lent // 2
 
     def _wait_s(self, position: int) -> float:
+        """The predicted wait behind `position` calls: at the measured turnover (which
+        includes the loop's lag) once the family has been saturated, else modelled from
+        the time a call holds its slot."""
+        if self.turnover.interval_s is not None:
+            return (position + 1) * self.turnover.interval_s
         return expected_wait(position, self.concurrency, self.held.mean_s, self.lag.mean_s)
 
     async def _wait(self, workspace: str, time_left_s: float | None) -> float:

@@ -4,6 +4,7 @@ arithmetic of a call's wait in a fair queue and of its retry hint (see `admissio
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -20,6 +21,8 @@ SMOOTHING = 0.1
 LAG_PROBE_S = 0.05
 """How often the event loop's lag is sampled while a family has calls."""
 _LAG_SMOOTHING = 0.3
+TURNOVER_WINDOW = 64
+MIN_TURNOVER_SAMPLES = 8
 MIN_BIAS, MAX_BIAS = 0.5, 4.0
 """Bounds of the learned correction of predictions (`Admission.bias`), per call."""
 
@@ -43,6 +46,30 @@ class ServiceTimes:
     @property
     def expected_s(self) -> float:
         return self.mean_s + 2 * self.deviation_s
+
+
+class Turnover:
+    """Seconds between completed calls while calls wait for a slot: how fast a saturated
+    family gets through its queue, measured, not modelled. Under a burst every slot holder
+    also waits for the CPU (the GIL, the database threads, the other calls' steps), so the
+    time a call holds its slot grows with the load, and `held / concurrency` then
+    overstates how long the queue takes; the rate at which calls finish is what a queued
+    call waits on. Measured over the last `TURNOVER_WINDOW` completions of one saturated
+    spell; `interval_s` is None until a spell has given `MIN_TURNOVER_SAMPLES` of them, and
+    keeps the last spell's figure after it ends."""
+
+    def __init__(self) -> None:
+        self.interval_s: float | None = None
+        self._spell: deque[float] = deque(maxlen=TURNOVER_WINDOW)
+
+    def completed(self, now: float, saturated: bool) -> None:
+        """A call finished at `now`; `saturated`: others were waiting for a slot."""
+        if not saturated:
+            self._spell.clear()  # the next gap would hold idle time
+            return
+        self._spell.append(now)
+        if len(self._spell) >= MIN_TURNOVER_SAMPLES:
+            self.interval_s = (self._spell[-1] - self._spell[0]) / (len(self._spell) - 1)
 
 
 def queue_position(queued: Mapping[str, int], workspace: str) -> int:
