@@ -26,6 +26,7 @@ from ragstream.common.storage.sqlite import bm25, lexical, search_rows
 from ragstream.common.storage.sqlite import search_schema as schema
 from ragstream.common.storage.sqlite.db import Database
 from ragstream.common.storage.sqlite.dense import DenseIndex, DimensionMismatchError
+from ragstream.common.storage.sqlite.hit_cache import HitCache
 from ragstream.common.storage.sqlite.postings_cache import PostingsCache
 from ragstream.common.vectors import unit_vector
 
@@ -41,6 +42,7 @@ class SqliteSearchStore:
         self._locks: dict[_Key, threading.Lock] = {}
         self._locks_guard = threading.Lock()
         self._postings = PostingsCache()
+        self._hits = HitCache()
 
     @classmethod
     async def open(cls, db: Database) -> SqliteSearchStore:
@@ -96,6 +98,7 @@ class SqliteSearchStore:
         generation = search_rows.bump_state(conn, collection, workspace, dim)
         matrix = np.stack(vectors)
         self._postings.changed((collection, workspace), generation, changes.terms())
+        self._hits.changed((collection, workspace), generation, pks)
         self._apply((collection, workspace), generation, lambda index: index.upsert(pks, matrix))
         applied.append((collection, workspace))
 
@@ -118,6 +121,7 @@ class SqliteSearchStore:
             )
             generation = search_rows.bump_state(conn, collection, workspace, dim)
             self._postings.changed((collection, workspace), generation, changes.terms())
+            self._hits.changed((collection, workspace), generation, pks)
             self._apply((collection, workspace), generation, lambda index: index.remove(pks))
             applied.append((collection, workspace))
 
@@ -131,6 +135,7 @@ class SqliteSearchStore:
             # The matrices were updated for a transaction that did not commit.
             for key in applied:
                 self._postings.forget(key)
+                self._hits.forget(key)
                 with self._lock(key):
                     self._indexes.pop(key, None)
             raise
@@ -216,12 +221,13 @@ class SqliteSearchStore:
         def read(conn: sqlite3.Connection) -> list[Hit]:
             source: bm25.PostingSource = lexical.SqlPostings(conn, tables, workspace, where)
             terms = lexical.term_stats(conn, tables, unique)
+            _, generation = search_rows.state(conn, collection, workspace)
             if search_filter.unrestricted:
-                _, generation = search_rows.state(conn, collection, workspace)
                 df = {t.term: t.df for t in terms}
                 source = self._postings.source((collection, workspace), generation, source, df)
             scored = bm25.top(terms, lexical.corpus(conn, collection), source, limit)
-            return search_rows.ranked_hits(conn, tables, scored, limit)
+            load = self._hit_loader(conn, (collection, workspace), generation)
+            return search_rows.ranked_hits(conn, tables, scored, limit, load)
 
         return await self._db.read(read)
 
@@ -247,10 +253,14 @@ class SqliteSearchStore:
                 if search_filter.unrestricted
                 else search_rows.allowed_pks(conn, tables, workspace, search_filter)
             )
+            stored = search_rows.state(conn, collection, workspace)
             with self._lock(key):
-                index = self._current_index(conn, key)
+                index = self._current_index(conn, key, stored)
                 scored = index.search(query, allowed, limit, min_score)
-            return search_rows.hits(conn, tables, scored)
+            # The snapshot's generation, not the matrix's (which a write of this instance
+            # may have moved ahead of it).
+            load = self._hit_loader(conn, key, stored[1])
+            return search_rows.hits(load([pk for pk, _ in scored]), scored)
 
         return await self._db.read(read)
 
@@ -272,15 +282,32 @@ class SqliteSearchStore:
         def read(conn: sqlite3.Connection) -> dict[str, float]:
             found = search_rows.pks_of(conn, tables, workspace, ids, search_filter)
             with self._lock(key):
-                scores = self._current_index(conn, key).scores(query, list(found))
+                stored = search_rows.state(conn, collection, workspace)
+                scores = self._current_index(conn, key, stored).scores(query, list(found))
             return {found[pk]: score for pk, score in scores.items()}
 
         return await self._db.read(read)
 
-    def _current_index(self, conn: sqlite3.Connection, key: _Key) -> DenseIndex:
-        """The key's matrix, loaded or reloaded when the stored change counter is ahead."""
+    def _hit_loader(
+        self, conn: sqlite3.Connection, key: _Key, generation: int
+    ) -> Callable[[list[int]], dict[int, SearchRecord]]:
+        """Hit records of pks read at `generation`: cached, or read with `conn`."""
+        tables = schema.tables(key[0])
+
+        def load(pks: list[int]) -> dict[int, SearchRecord]:
+            return self._hits.records(
+                key, generation, pks, lambda missing: search_rows.hit_records(conn, tables, missing)
+            )
+
+        return load
+
+    def _current_index(
+        self, conn: sqlite3.Connection, key: _Key, stored: tuple[int | None, int]
+    ) -> DenseIndex:
+        """The key's matrix, loaded or reloaded when the stored change counter is ahead;
+        `stored`: the snapshot's (vector size, change counter), `search_rows.state`."""
         collection, workspace = key
-        dim, generation = search_rows.state(conn, collection, workspace)
+        dim, generation = stored
         index = self._indexes.get(key)
         if index is not None and index.generation >= generation:
             return index

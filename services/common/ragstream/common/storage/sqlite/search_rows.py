@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -69,24 +69,33 @@ def pks_of(
     return {int(pk): str(record_id) for pk, record_id in rows}
 
 
-def hits(
-    conn: sqlite3.Connection, tables: schema.Tables, scored: list[tuple[int, float]]
-) -> list[Hit]:
-    """Hits for (pk, score) pairs, in their order; records deleted meanwhile are skipped."""
-    if not scored:
-        return []
+def hit_records(
+    conn: sqlite3.Connection, tables: schema.Tables, pks: list[int]
+) -> dict[int, SearchRecord]:
+    """pk -> hit record (no terms, no vector) of those of `pks` that exist."""
+    if not pks:
+        return {}
     rows = conn.execute(
         f"{tables.select_hits} WHERE r.pk IN (SELECT value FROM json_each(?))",
-        (json_list([pk for pk, _ in scored]),),
+        (json_list(pks),),
     ).fetchall()
-    records = {row[0]: schema.hit_record(row[1:]) for row in rows}
+    return {row[0]: schema.hit_record(row[1:]) for row in rows}
+
+
+def hits(records: Mapping[int, SearchRecord], scored: list[tuple[int, float]]) -> list[Hit]:
+    """Hits for (pk, score) pairs, in their order; records deleted meanwhile are skipped."""
     return [Hit(records[pk], score) for pk, score in scored if pk in records]
 
 
 def ranked_hits(
-    conn: sqlite3.Connection, tables: schema.Tables, scored: list[tuple[int, float]], limit: int
+    conn: sqlite3.Connection,
+    tables: schema.Tables,
+    scored: list[tuple[int, float]],
+    limit: int,
+    load: Callable[[list[int]], Mapping[int, SearchRecord]],
 ) -> list[Hit]:
-    """The best `limit` of (pk, score) as hits; equal scores in id order."""
+    """The best `limit` of (pk, score) as hits, their records from `load`; equal scores in
+    id order."""
     if len(scored) > limit:  # ties at the cut: the ids decide which records stay
         rows = conn.execute(
             f"SELECT pk, id FROM {tables.records} WHERE pk IN (SELECT value FROM json_each(?))",
@@ -94,7 +103,7 @@ def ranked_hits(
         ).fetchall()
         ids = dict(rows)
         scored = sorted(scored, key=lambda pair: (-pair[1], ids.get(pair[0], "")))[:limit]
-    found = hits(conn, tables, scored)
+    found = hits(load([pk for pk, _ in scored]), scored)
     return sorted(found, key=lambda hit: (-hit.score, hit.record.id))
 
 
