@@ -64,6 +64,14 @@ async def test_deleting_the_only_evidence_splits_the_group(tmp_path: Path) -> No
     assert set(ibm[3]) == {"a", "b", "c"}
     assert relation_key("ibm", "lenovo") in merged["relations"]
     assert groups(merged)["hugo chavez"] == ["hugo chavez", "hugo chávez"]
+    # A relation of a merged member re-points to its group: "International Business
+    # Machines ... in Zurich" and "Hugo Chávez visited Caracas" hang on the canonical keys.
+    relations, edges = merged["relations"], {(e.source, e.target) for e in merged["edges"]}
+    assert relation_key("ibm", "zurich") in relations
+    assert relation_key("caracas", "hugo chavez") in relations
+    assert relation_key("international business machines", "zurich") not in relations
+    assert relation_key("caracas", "hugo chávez") not in relations
+    assert {("ibm", "zurich"), ("caracas", "hugo chavez")} <= edges
 
     assert groups(split)["ibm"] == ["ibm"]
     assert groups(split)["international business machines"] == ["international business machines"]
@@ -74,6 +82,12 @@ async def test_deleting_the_only_evidence_splits_the_group(tmp_path: Path) -> No
     assert {"ibm", "international business machines"} <= node_keys
     # Evidence that does not hang on document a keeps its group.
     assert groups(split)["hugo chavez"] == ["hugo chavez", "hugo chávez"]
+    # The member that left gets its own relation back (its edge was deleted when it joined).
+    assert relation_key("international business machines", "zurich") in split["relations"]
+    assert relation_key("ibm", "zurich") not in split["relations"]
+    assert ("international business machines", "zurich") in {
+        (e.source, e.target) for e in split["edges"]
+    }
 
 
 async def test_a_pinyin_spelling_joins_only_while_the_latin_entity_lives(tmp_path: Path) -> None:

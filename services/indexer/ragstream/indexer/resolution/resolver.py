@@ -11,7 +11,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ragstream.common.derive import merge
-from ragstream.common.models import Collection, Mention, same_as_key
+from ragstream.common.models import (
+    Collection,
+    Mention,
+    is_relation_key,
+    same_as_key,
+    split_relation_key,
+)
 from ragstream.common.storage.protocols import MentionStore, SearchStore
 from ragstream.indexer.resolution.evidence import SameAs, read_rows
 from ragstream.indexer.resolution.groups import Group, Member, groups
@@ -50,6 +56,16 @@ class Resolver:
         alive = await self._search.existing(Collection.CHUNKS, ws, chunk_ids)
         kept = {key: [m for m in ms if m.chunk_id in alive] for key, ms in found.items()}
         return {key: ms for key, ms in kept.items() if ms}
+
+    async def relations_of(self, ws: str, keys: Iterable[str]) -> set[str]:
+        """The raw relation keys the live chunks mentioning `keys` hold with one of them as
+        an endpoint: read from the ledger, as the graph no longer holds the edges of a key
+        that was merged into another."""
+        wanted = set(keys)
+        found = await self.live(ws, sorted(wanted))
+        chunk_ids = sorted({m.chunk_id for ms in found.values() for m in ms})
+        mentioned = await self._mentions.keys_of_chunks(ws, chunk_ids) if chunk_ids else set()
+        return {k for k in mentioned if is_relation_key(k) and wanted & set(split_relation_key(k))}
 
     async def resolve(self, ws: str, keys: Sequence[str], merged: Sequence[str] = ()) -> Resolved:
         """The groups around `keys`; the live mentions of `merged` (the keys the caller will

@@ -59,6 +59,7 @@ class ResolvedMerge:
         plans = {k: _entity_plan(k, resolved) for k in entities}
         plans |= await self._relation_plans(ws, relations, resolved)
         follow_ups = await self._follow_ups(ws, plans, resolved)
+        follow_ups.update(_repointed(relations, resolved))
         return BatchPlan(plans, follow_ups - set(keys))
 
     async def _relation_plans(
@@ -96,17 +97,27 @@ class ResolvedMerge:
                 follow_ups.add(canonical)
             if canonical != key or not plan.mentions:
                 stale_edges.append(key)
-        changed = await self._changed_groups(ws, plans, Collection.ENTITIES, follow_ups)
-        await self._changed_groups(ws, plans, Collection.RELATIONS, follow_ups)
+        left: set[str] = set()
+        changed = await self._changed_groups(ws, plans, Collection.ENTITIES, follow_ups, left)
+        await self._changed_groups(ws, plans, Collection.RELATIONS, follow_ups, set())
+        # A member that left a group had its edges deleted when it joined: its raw relations
+        # come back from the ledger, not from the graph.
+        follow_ups.update(await self._resolver.relations_of(ws, left))
         follow_ups.update(await self._stale_around(ws, plans, resolved))
         around = await self._graph.edges_of(ws, stale_edges + changed)
         follow_ups.update(relation_key(e.source, e.target) for es in around.values() for e in es)
         return follow_ups
 
     async def _changed_groups(
-        self, ws: str, plans: dict[str, KeyPlan], collection: Collection, follow_ups: set[str]
+        self,
+        ws: str,
+        plans: dict[str, KeyPlan],
+        collection: Collection,
+        follow_ups: set[str],
+        left: set[str],
     ) -> list[str]:
-        """Adds the keys a group change leaves stale; returns the keys whose group changed."""
+        """Adds the keys a group change leaves stale, and to `left` the members that left a
+        group; returns the keys whose group changed."""
         keys = [k for k in plans if is_relation_key(k) == (collection is Collection.RELATIONS)]
         stored = {r.id: r for r in await self._search.get(collection, ws, keys)}
         others = {m for k in keys for m in plans[k].aliases.members if m != k}
@@ -115,6 +126,7 @@ class ResolvedMerge:
         for key in keys:
             members = set(plans[key].aliases.members) or ({key} if plans[key].mentions else set())
             old = _members(stored.get(key), key)
+            left.update(old - members - {key})
             follow_ups.update((old - members - {key}) | (members & with_records))
             if old != members and (len(old) > 1 or len(members) > 1):
                 changed.append(key)
@@ -141,6 +153,18 @@ class ResolvedMerge:
             ):
                 stale.add(key)
         return stale
+
+
+def _repointed(relations: list[str], resolved: Resolved) -> set[str]:
+    """The relation keys between the canonical keys of raw relations whose endpoints were
+    merged into a group: the raw key's merge deletes its records, the canonical one's
+    merges its mentions with those of the group's other members."""
+    found: set[str] = set()
+    for key in relations:
+        a, b = (resolved.canonical(e) for e in split_relation_key(key))
+        if a != b and relation_key(a, b) != key:
+            found.add(relation_key(a, b))
+    return found
 
 
 def _entity_plan(key: str, resolved: Resolved) -> KeyPlan:
