@@ -329,6 +329,42 @@ def test_names_in_another_word_order_join_unless_typed_person() -> None:
     assert not block_pairs(_at(order, "order", *people), people)
 
 
+def test_names_of_the_same_words_in_the_same_order_are_no_other_word_order() -> None:
+    titles = {
+        "feel the love": member(1, "product", "Feel the Love"),
+        "feel love": member(1, "product", "Feel Love"),
+        "madame la presidente": member(2, "product", "Madame la Presidente"),
+        "madame presidente": member(1, "product", "Madame Presidente"),
+    }
+    evidence = [
+        *_at(block("order", "feel love"), "order", "feel the love", "feel love"),
+        *_at(block("order", "madame presidente"), "order", *list(titles)[2:]),
+    ]
+    assert not block_pairs(evidence, titles)
+
+
+def test_a_name_ending_in_a_regnal_number_or_a_generation_has_no_middle_name() -> None:
+    for name in ("Charles II", "John George I", "Martin Luther King Jr.", "George Tupou V"):
+        found = found_in(f"{name} reigned.", [entity(name, "person")])
+        assert not [s for s in found if s.rule == "middle"], name
+    found = found_in("Jet Li starred.", [entity("Jet Li", "person")])
+    assert [s for s in found if s.rule == "middle"]
+
+
+def test_a_lone_name_joins_a_full_name_only_if_it_is_beside_it_wherever_used_alone() -> None:
+    members = {
+        "victoria": member(16, "person", "Victoria"),
+        "victoria melita": member(1, "person", "Victoria Melita"),
+    }
+    one = block("document_name", "d1", "victoria")
+    beside = _at(one, "document_name", "victoria", "victoria melita")
+    assert groups(members, beside, 64)["victoria"].canonical == "victoria melita"
+    # Used alone in another document too, where Victoria Melita is not named.
+    elsewhere = _at(block("document_name", "d2", "victoria"), "document_name", "victoria")
+    grouped = groups(members, beside + elsewhere, 64)
+    assert grouped["victoria"].members == ("victoria",)
+
+
 def test_a_person_without_the_middle_name_joins_the_one_full_name() -> None:
     key = block("middle", "paul", "stevens")
     people = {
@@ -337,7 +373,10 @@ def test_a_person_without_the_middle_name_joins_the_one_full_name() -> None:
     }
     found = groups(people, _at(key, "middle", *people), 64)
     assert found["paul stevens"].members == ("paul david stevens", "paul stevens")
-    # The canonical name is the full one, however often the short one is used.
+    # The canonical name is the one used most of the names of several words.
+    assert found["paul stevens"].canonical == "paul stevens"
+    people["paul david stevens"] = member(3, "person", "Paul David Stevens")
+    found = groups(people, _at(key, "middle", *people), 64)
     assert found["paul stevens"].canonical == "paul david stevens"
     # Two middle names: the short name points at two people, and joins neither.
     people["paul andrew stevens"] = member(1, "person", "Paul Andrew Stevens")

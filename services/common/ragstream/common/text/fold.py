@@ -187,9 +187,14 @@ def word_set(name: str) -> str:
     """The folded words of a name without connectors, sorted: one form for the orders of
     one name's words ("Treaty of Versailles" / "Versailles Treaty"); "" for fewer than two
     such words or a CJK name."""
-    folded = fold(_written_out(name))
-    words = sorted(w for w in folded.split() if w not in _CONNECTORS)
-    return " ".join(words) if len(words) >= 2 and not is_cjk(folded) else ""
+    words = content_words(name)
+    return " ".join(sorted(words)) if len(words) >= 2 and not is_cjk(name) else ""
+
+
+def content_words(name: str) -> tuple[str, ...]:
+    """The folded words of a name without connectors, in their order: "Treaty of
+    Versailles" -> ("treaty", "versailles")."""
+    return tuple(w for w in fold(_written_out(name)).split() if w not in _CONNECTORS)
 
 
 def _fold_cjk(key: str) -> str:

@@ -31,7 +31,8 @@ pairs the live entities of a block (`groups.block_pairs`):
   "Versailles Treaty"); names typed person are left out ("Samuel Taylor Coleridge" and
   "Samuel Coleridge-Taylor" are two people).
 - `middle`: a person's first and last name ("Paul Stevens" / "Paul David Stevens");
-  weak: a shorter name joins the one longer name that holds its words.
+  weak: a shorter name joins the one longer name that holds its words. A name ending in a
+  regnal number or Jr./Sr. has none ("Charles II" / "Charles Emmanuel II").
 - `document_name`: a surname or given name used alone anywhere in the document of a full
   name typed person ("Halvorsen" in the fourth chunk, "Ingrid Halvorsen" in the first);
   weak, as `short_name`. The block is the document's, so it goes with its chunks.
@@ -69,6 +70,9 @@ DERIVED = frozenset({"demonym"})
 BLOCKED = frozenset({"order", "middle", "document_name"})
 """Rules whose evidence links an entity to a blocking key, not to another entity."""
 BLOCK_MARK = "\u241e"
+_SUCCESSION = re.compile(
+    r"(?=[IVXLCDM])M{0,3}(?:CM|CD|D?C{0,3})(?:XC|XL|L?X{0,3})(?:IX|IV|V?I{0,3})|[JS]r\.?"
+)
 
 _PAREN_ABBR = re.compile(r"\(\s*([A-Z][A-Za-z0-9&.]{1,11})\s*\)")
 _ABBR_PAREN = re.compile(r"(?<![\w.])([A-Z][A-Z0-9&.]{1,11})\s*\(([^()]{3,120})\)")
@@ -139,11 +143,18 @@ def _blocks(text: str, names: list[tuple[str, str]], doc_id: str) -> list[SameAs
         words = fold(name).split()
         if type_ != "person" and (ordered := word_set(name)):
             found.append(SameAs(key, block("order", ordered), "order"))
-        if type_ == "person" and 2 <= len(words) <= 5 and not is_cjk(name):
+        if type_ == "person" and 2 <= len(words) <= 5 and not _numbered(name):
             found.append(SameAs(key, block("middle", words[0], words[-1]), "middle"))
         for short in _document_names(text, name, type_, words):
             found.append(SameAs(key, block("document_name", doc_id, short), "document_name"))
     return found
+
+
+def _numbered(name: str) -> bool:
+    """A CJK name, or one ending in a regnal number or a generation ("Charles II", "John
+    George I", "Martin Luther King Jr."): "Charles II" is no "Charles Emmanuel II" without
+    his middle name, but another man."""
+    return is_cjk(name) or bool(_SUCCESSION.fullmatch(name.rsplit(maxsplit=1)[-1]))
 
 
 def _document_names(text: str, name: str, type_: str, words: list[str]) -> list[str]:

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 from ragstream.common.derive import FALLBACK_TYPES
 from ragstream.common.models import entity_key
-from ragstream.common.text.fold import is_cjk, name_form
+from ragstream.common.text.fold import content_words, is_cjk, name_form
 from ragstream.indexer.resolution.evidence import (
     BLOCKED,
     DERIVED,
@@ -121,25 +121,53 @@ def groups(
 
 
 def block_pairs(evidence: Sequence[SameAs], members: Mapping[str, Member]) -> list[SameAs]:
-    """The pairs of live members that the evidence at each blocking key makes, by its rule."""
+    """The pairs of live members that the evidence at each blocking key makes, by its rule.
+
+    A lone name pairs with a full name of its document (`document_name`) only when that
+    full name is in every document where the lone name is used alone: "Victoria" used
+    alone in sixteen documents is not Victoria Melita because one of them names her."""
     blocks: dict[tuple[str, str], set[str]] = defaultdict(set)
     for same in evidence:
         if same.rule in BLOCKED:
             key, block = (same.b, same.a) if is_block(same.a) else (same.a, same.b)
             if key in members:
                 blocks[block, same.rule].add(key)
+    alone_in = _lone_names(blocks, members)
     pairs: set[SameAs] = set()
     for (_, rule), keys in blocks.items():
         ordered = sorted(keys)
         for i, a in enumerate(ordered):
             for b in ordered[i + 1 :]:
-                if _PAIRED[rule](members[a], members[b]):
+                if _PAIRED[rule](members[a], members[b]) and _everywhere(a, b, alone_in):
                     pairs.add(SameAs(a, b, rule))
     return sorted(pairs)
 
 
+def _lone_names(
+    blocks: Mapping[tuple[str, str], set[str]], members: Mapping[str, Member]
+) -> dict[str, list[set[str]]]:
+    """Lone name key -> the keys of each `document_name` block it is in (one a document)."""
+    found: dict[str, list[set[str]]] = defaultdict(list)
+    for (_, rule), keys in blocks.items():
+        if rule == "document_name":
+            for key in keys:
+                if not _full(members[key]):
+                    found[key].append(keys)
+    return found
+
+
+def _everywhere(a: str, b: str, alone_in: Mapping[str, list[set[str]]]) -> bool:
+    """Whether each of the two, where used alone, is always beside the other."""
+    return all(b in keys for keys in alone_in.get(a, ())) and all(
+        a in keys for keys in alone_in.get(b, ())
+    )
+
+
 def _reordered(a: Member, b: Member) -> bool:
-    return "person" not in (a.type, b.type)
+    """Two names of the same words in another order ("Treaty of Versailles" / "Versailles
+    Treaty"), not in the same order with other connectors ("Feel the Love" / "Feel Love",
+    "Madame la Presidente" / "Madame Presidente": two titles)."""
+    return "person" not in (a.type, b.type) and content_words(a.name) != content_words(b.name)
 
 
 def _without_middle(a: Member, b: Member) -> bool:
@@ -274,8 +302,10 @@ def _with_short_names(
     classes: list[list[str]], evidence: Sequence[SameAs], members: Mapping[str, Member]
 ) -> list[tuple[list[str], list[str]]]:
     """Joins each class holding a short name to the one class of full names it points at;
-    each group comes with the keys its canonical name is chosen from (the full names':
-    "Ingrid Halvorsen", not "Halvorsen", however often the surname is used alone)."""
+    each group comes with the keys its canonical name is chosen from: the full names' and
+    the short names of several words ("Frank Lloyd", used more often than "Frank William
+    George Lloyd"), not a name used alone ("Ingrid Halvorsen", not "Halvorsen", however
+    often the surname is used alone)."""
     index = {key: i for i, keys in enumerate(classes) for key in keys}
     targets: dict[int, set[int]] = defaultdict(set)
     for same in evidence:
@@ -291,9 +321,14 @@ def _with_short_names(
     core: dict[int, list[str]] = defaultdict(list)
     for i, keys in enumerate(classes):
         merged[into.get(i, i)] += keys
-        if i not in into:
-            core[i] += keys
+        # A name of several words joined as a short form ("Frank Lloyd" / "Frank William
+        # George Lloyd") may be the group's name; a name used alone may not.
+        core[into.get(i, i)] += keys if i not in into else [k for k in keys if _full(members[k])]
     return sorted((sorted(keys), sorted(core[root])) for root, keys in merged.items())
+
+
+def _full(member: Member) -> bool:
+    return len(member.name.split()) > 1
 
 
 def _compatible(a: list[str], b: list[str], members: Mapping[str, Member]) -> bool:
