@@ -276,3 +276,12 @@ async def test_deleting_a_member_that_meets_its_group_at_a_folded_key_re_derives
     assert groups(after)["ibm corp"] == ["ibm corp"]
     for part in ("entities", "relations", "nodes", "edges"):
         assert after[part] == fresh[part], part
+
+
+async def test_offline_keywords_find_a_group_by_any_of_its_names(tmp_path: Path) -> None:
+    async with running_pipeline(embedded_settings(tmp_path)) as pipeline:
+        await pipeline.publish([change(d, 1, text) for d, text in DOCS.items()])
+        await pipeline.idle()
+        found = await _local(pipeline, "Where did International Business Machines open a lab?")
+    # The group is named IBM; the question names its alias, which is the keyword.
+    assert "International Business Machines" in found.keywords.low

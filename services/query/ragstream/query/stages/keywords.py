@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from opentelemetry.trace import Span
 
@@ -142,4 +142,11 @@ class KeywordStage:
             OFFLINE_NAME_CANDIDATES,
         )
         hits = await hybrid_search(self._search, Collection.ENTITIES, spec)
-        return offline_keywords(q.query, [str(h.record.attrs.get("name", "")) for h in hits])
+        return offline_keywords(q.query, [n for h in hits for n in _names(h.record.attrs)])
+
+
+def _names(attrs: Mapping[str, object]) -> list[str]:
+    """An entity's name and its aliases: a question may name a merged entity by any of
+    them ("Etienne de Crecy" for a group named otherwise)."""
+    aliases = attrs.get("aliases")
+    return [str(attrs.get("name", "")), *(map(str, aliases) if isinstance(aliases, list) else ())]
