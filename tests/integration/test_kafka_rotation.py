@@ -20,6 +20,7 @@ from pathlib import Path
 import grpc
 import pytest
 
+from ragstream.common.bus import kafka_consumer
 from ragstream.common.bus.kafka import KafkaBus
 from ragstream.common.bus.kafka_admin import KafkaUnavailableError
 from ragstream.common.bus.kafka_security import connection_problem
@@ -212,3 +213,37 @@ async def test_a_publish_stuck_on_a_refused_login_moves_to_the_rotated_one(
     finally:
         await bus.close()
     assert "publishing again with the new one" in caplog.text
+
+
+async def test_a_commit_stuck_on_a_refused_login_gives_way_to_the_poll_that_renews_it(
+    user: RotatingUser, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The consumer's client, built with the old password, loses its connections after the
+    rotation on the broker and retries its group coordinator for ever: its commit must give
+    up, or the loop never polls again, and a poll is what rebuilds the client with the new
+    password."""
+    monkeypatch.setattr(kafka_consumer, "COMMIT_TIMEOUT_S", 3.0)
+    caplog.set_level(logging.INFO, logger="ragstream.common.bus")
+    cfg = user.listener.bus(topic_prefix=f"c{uuid.uuid4().hex[:12]}", partitions=1)
+    topic = Topics(cfg.topic_prefix).documents
+    bus = await KafkaBus.open(cfg, 1_000_000)
+    try:
+        await bus.publisher.publish(topic, [OutgoingRecord("ws/one", b"1")])
+        consumer = bus.consumer(f"g-{uuid.uuid4().hex}", [topic])
+        got: list[BusRecord] = []
+        async with asyncio.timeout(30):
+            while not got:
+                got += await consumer.poll(10, timeout=0.5)
+        second = f"second-{uuid.uuid4().hex}"
+        await user.rotate_on_broker_async(second)
+        await asyncio.sleep(2 * REAUTH_MS / 1000)  # the broker ends the client's sessions
+        async with asyncio.timeout(20):
+            await consumer.commit(got)
+        write_secret(user.file, second)
+        await bus.publisher.publish(topic, [OutgoingRecord("ws/two", b"2")])
+        async with asyncio.timeout(60):
+            while "ws/two" not in {r.key for r in got}:
+                got += await consumer.poll(10, timeout=0.5)
+    finally:
+        await bus.close()
+    assert "rejoins the group with it" in caplog.text

@@ -41,6 +41,11 @@ PartitionKey = tuple[str, int]
 """(topic, partition)."""
 FIRST_RETRY_S = 1.0
 MAX_RETRY_S = 30.0
+COMMIT_TIMEOUT_S = 15.0
+"""How long a commit may wait for the group coordinator. The client retries a lost
+coordinator for ever: after a password rotated on the brokers it cannot reconnect with
+the login it was built with, and the loop stuck in the commit would never reach the poll
+that rebuilds it with the new one."""
 
 
 def bus_record(record: Any) -> BusRecord:
@@ -220,9 +225,18 @@ class KafkaConsumer:
             log.info("not committing partitions rebalanced since the poll: %s", skipped)
         try:
             if offsets:
-                await self._consumer.commit(offsets)
+                async with asyncio.timeout(COMMIT_TIMEOUT_S):
+                    await self._consumer.commit(offsets)
         except (CommitFailedError, IllegalStateError) as exc:
             log.warning("commit refused (%s); the records will be delivered again", exc)
+        except TimeoutError:
+            # Offsets are cumulative: the next commit covers these records; if this member
+            # loses the partitions first, their next owner processes them again.
+            log.warning(
+                "commit of %s not answered in %.0f s (group coordinator unreachable); going on",
+                sorted(offsets),
+                COMMIT_TIMEOUT_S,
+            )
         for tp, end in ends.items():
             if self._in_flight.get(tp, end) <= end:
                 self._in_flight.pop(tp, None)
