@@ -5,18 +5,14 @@ common term (tens of thousands of records) costs tens of milliseconds on every q
 reads it. The cache keeps them as arrays, least recently used first out, within a total
 number of postings.
 
-The cache of a (collection, workspace) holds the postings of one generation (the store's
-change counter, see search.py): a read whose snapshot is at that generation uses it; a
-newer one empties it and fills it anew; an older one passes it by. This instance's writes
-drop only the terms they change and move the cache to their generation, so a workspace being
-indexed keeps its other terms cached. Unfiltered searches only: a filtered search's postings
-are read with its filter inside the SQL.
+The cache of a (collection, workspace) holds the postings of one generation of the store
+(`generations.GenerationalCache`): this instance's writes drop only the terms they change,
+so a workspace being indexed keeps its other terms cached. Unfiltered searches only: a
+filtered search's postings are read with its filter inside the SQL.
 """
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -24,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ragstream.common.storage.sqlite import bm25
+from ragstream.common.storage.sqlite.generations import GenerationalCache
 
 MAX_POSTINGS = 6_000_000
 """Postings kept per store in all (16 bytes each: under 100 MB)."""
@@ -38,75 +35,37 @@ class PostingsCache:
     """Thread-safe; shared by the reader threads of one store."""
 
     def __init__(self, max_postings: int = MAX_POSTINGS) -> None:
-        self._max = max_postings
-        self._lock = threading.Lock()
-        self._generations: dict[object, int] = {}
-        self._terms: OrderedDict[tuple[object, str], _Compact] = OrderedDict()
-        self._size = 0
+        self._cache: GenerationalCache[str, _Compact] = GenerationalCache(
+            max_postings, lambda postings: len(postings.pks)
+        )
 
     def source(
         self, key: object, generation: int, sql: bm25.PostingSource, df: Mapping[str, int]
     ) -> bm25.PostingSource:
         """`sql` (a read at `generation`) with this cache in front of it; `df` holds the
         collection's record counts of the query's terms (at least their postings here)."""
-        with self._lock:
-            current = self._generations.get(key)
-            if current is not None and current > generation:
-                return sql  # an older snapshot than the cache: the cache may be ahead of it
-            if current != generation:
-                self._drop(key)
-                self._generations[key] = generation
+        if not self._cache.admit(key, generation):
+            return sql  # an older snapshot than the cache: the cache may be ahead of it
         return _Cached(self, key, generation, sql, df)
 
     def changed(self, key: object, generation: int, terms: Iterable[str]) -> None:
         """A write of this instance moved `key` to `generation`, changing `terms` only."""
-        with self._lock:
-            if self._generations.get(key) != generation - 1:
-                self._drop(key)
-                self._generations.pop(key, None)
-                return
-            for term in terms:
-                self._evict((key, term))
-            self._generations[key] = generation
+        self._cache.changed(key, generation, terms)
 
     def forget(self, key: object) -> None:
         """Drops everything of `key` (a write that did not commit)."""
-        with self._lock:
-            self._drop(key)
-            self._generations.pop(key, None)
+        self._cache.forget(key)
 
     def get(self, key: object, generation: int, term: str) -> bm25.Postings | None:
-        with self._lock:
-            if self._generations.get(key) != generation:
-                return None
-            found = self._terms.get((key, term))
-            if found is None:
-                return None
-            self._terms.move_to_end((key, term))
+        found = self._cache.get(key, generation, term)
+        if found is None:
+            return None
         return bm25.Postings(
             found.pks, found.tf.astype(np.float64), found.length.astype(np.float64)
         )
 
     def put(self, key: object, generation: int, term: str, postings: bm25.Postings) -> None:
-        if len(postings.pks) > self._max:
-            return
-        with self._lock:
-            if self._generations.get(key) != generation or (key, term) in self._terms:
-                return
-            self._terms[(key, term)] = _Compact.of(postings)
-            self._size += len(postings.pks)
-            while self._size > self._max:
-                oldest = next(iter(self._terms))
-                self._evict(oldest)
-
-    def _evict(self, entry: tuple[object, str]) -> None:
-        postings = self._terms.pop(entry, None)
-        if postings is not None:
-            self._size -= len(postings.pks)
-
-    def _drop(self, key: object) -> None:
-        for entry in [entry for entry in self._terms if entry[0] == key]:
-            self._evict(entry)
+        self._cache.put(key, generation, {term: _Compact.of(postings)})
 
 
 @dataclass(frozen=True, slots=True)
