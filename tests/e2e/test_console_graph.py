@@ -121,7 +121,34 @@ async def check_labels_and_legend(page: Page) -> None:
     )
 
 
+CJK_LABEL = "/[\\u3400-\\u9fff]/"
+CJK_KEYS = f"""{VIEW}.graph.nodes()
+  .filter((k) => {CJK_LABEL}.test({VIEW}.graph.getNodeAttribute(k, 'label')))
+  .sort((a, b) => {VIEW}.graph.degree(b) - {VIEW}.graph.degree(a))"""
+CJK_SHOWN = f"{VIEW}.labelBoxes().some((b) => !b.selected && {CJK_LABEL}.test(b.label))"
+
+
+async def open_where_a_chinese_label_shows(page: Page) -> None:
+    """Unless the view already draws a Chinese label, opens the Chinese-named entities of the
+    view (best connected first, as a user would, through the search) until one's
+    neighbourhood draws another's label."""
+    if await page.evaluate(CJK_SHOWN):
+        return
+    for key in await page.evaluate(CJK_KEYS):
+        label = await page.evaluate(f"{VIEW}.graph.getNodeAttribute({js(key)}, 'label')")
+        await page.type("#entity-query", label)
+        hit = f"#entity-hits-list [data-key={json.dumps(key, ensure_ascii=False)}]"
+        await page.wait_for(f"document.querySelector({js(hit)}) !== null")
+        await page.click(hit)
+        await page.wait_for(f"{VIEW}.container.dataset.centre === {js(key)}")
+        await page.wait_for(f"{VIEW}.labelBoxes().length > 0")
+        if await page.evaluate(CJK_SHOWN):
+            return
+    raise AssertionError("no neighbourhood of a Chinese-named entity draws a Chinese label")
+
+
 async def check_chinese_label(page: Page) -> None:
+    await open_where_a_chinese_label_shows(page)
     glyphs = await page.evaluate(GLYPHS)
     # Real glyphs differ from missing-glyph boxes, and what sigma drew looks like the real
     # glyphs: ink of many levels (antialiased strokes), as much as the real rendering has.
@@ -214,8 +241,8 @@ async def test_the_graph_explorer_draws_legibly_and_shows_communities(
         await open_best_connected(page)
         await page.screenshot(OUTPUT / "graph-depth-2.png")
         await check_labels_and_legend(page)
-        await check_chinese_label(page)
         await check_type_filter(page)
         await check_communities(page)
         await check_search_and_hover(page)
+        await check_chinese_label(page)  # may open another entity
         assert page.errors == []

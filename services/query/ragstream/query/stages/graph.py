@@ -26,7 +26,7 @@ from ragstream.common.models import (
     Vector,
     entity_key,
 )
-from ragstream.common.storage.protocols import Stores
+from ragstream.common.storage.protocols import GraphStore, Stores
 from ragstream.common.telemetry import annotate, own, span
 from ragstream.common.text.analyzer import analyze
 from ragstream.query.fusion import round_robin
@@ -34,6 +34,8 @@ from ragstream.query.search import SearchSpec, hybrid_search
 from ragstream.query.types import ContextEntity, ContextRelation, QueryState
 
 FILTERED_DESCRIPTION_TOKENS = 600
+FIRST_EDGE_READ = 8
+"""Entities whose edges local retrieval reads first (then twice as many, and so on)."""
 LEVELS = ("low", "high")
 """The dual levels in the order their results merge: local, then global."""
 Item = TypeVar("Item", ContextEntity, ContextRelation)
@@ -132,17 +134,36 @@ async def local_graph(
     entities = [entity_of(hit) for hit in await _named_first(stores, q, hits)]
     keys = [e.key for e in entities]
     with span("graph_expand", attributes=own(direction="entities_to_relations")) as current:
-        around = await stores.graph.edges_of(q.workspace, keys)
-        edges = [
-            e for key in keys for e in around.get(key, []) if _allowed(e.doc_ids, q.allowed_docs)
-        ]
+        edges, read = await edges_in_rank_order(stores.graph, q, keys)
         endpoints = sorted({k for e in edges for k in (e.source, e.target)})
         degrees = await stores.graph.degrees(q.workspace, endpoints)
         ranked = rank_edges(edges, degrees, keys)[: q.top_k]
         names = await _names(stores, q.workspace, ranked, entities)
-        annotate(current, entities=len(keys), edges=len(edges), relations=len(ranked))
+        annotate(
+            current, entities=len(keys), entities_read=read, edges=len(edges), relations=len(ranked)
+        )
     relations = [relation_of(edge, names, score) for edge, score in ranked]
     return await _filtered(stores, q, entities, relations)
+
+
+async def edges_in_rank_order(
+    graph: GraphStore, q: GraphQuery, keys: list[str]
+) -> tuple[list[GraphEdge], int]:
+    """The allowed edges of the found entities, read in the entities' rank order only as far
+    as `rank_edges` needs: its first sort key is the best rank of an edge's endpoints, so
+    once the edges of the first entities number `top_k`, no later entity's edge can come
+    before them. A hub among the last entities then costs nothing. Also the entities read."""
+    edges: dict[str, GraphEdge] = {}
+    start, step = 0, FIRST_EDGE_READ
+    while start < len(keys) and len(edges) < q.top_k:
+        batch = keys[start : start + step]
+        around = await graph.edges_of(q.workspace, batch)
+        for key in batch:
+            for edge in around.get(key, []):
+                if _allowed(edge.doc_ids, q.allowed_docs):
+                    edges.setdefault(edge.key, edge)
+        start, step = start + len(batch), step * 2
+    return list(edges.values()), min(start, len(keys))
 
 
 async def _named_first(stores: Stores, q: GraphQuery, hits: list[Hit]) -> list[Hit]:
