@@ -328,3 +328,17 @@ async def test_the_bias_learned_against_the_modelled_turnover_is_dropped_once_me
     await asyncio.gather(*(short() for _ in range(9)))  # 8 completions with others queued
     assert admission.turnover.interval_s is not None
     assert admission.bias < 3.0 * 0.5
+
+
+async def test_calls_predicted_from_the_modelled_turnover_do_not_bias_the_measured_one() -> None:
+    admission = Admission("queries", concurrency=1, queue=100)
+    admission.held = admission.times = ServiceTimes(mean_s=0.0001)  # far too short
+
+    async def short() -> None:
+        async with admission.slot():
+            await asyncio.sleep(0.005)
+
+    # All predicted from the model (nothing measured when they arrived), all late.
+    await asyncio.gather(*(short() for _ in range(30)))
+    assert admission.turnover.interval_s is not None
+    assert admission.bias == 1.0

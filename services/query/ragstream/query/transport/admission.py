@@ -177,6 +177,7 @@ class Admission:
         client gone) gives the place up."""
         self.lag.watch()
         arrived = time.monotonic()
+        measured = self.turnover.interval_s is not None
         if self.running < self.concurrency and not self._queues and not self._resuming:
             predicted_s = self._start_now(time_left_s)
         else:
@@ -189,11 +190,15 @@ class Admission:
             # A call cut short (cancelled, failed) tells only that service takes at least
             # this long: counted when that is longer than the estimate, never shorter.
             self._observe(call, cut_short=True)
-            self._calibrate(time.monotonic() - arrived, predicted_s, cut_short=True)
+            if measured == (self.turnover.interval_s is not None):
+                self._calibrate(time.monotonic() - arrived, predicted_s, cut_short=True)
             raise
         else:
             self._observe(call, cut_short=False)
-            self._calibrate(time.monotonic() - arrived, predicted_s, cut_short=False)
+            # Only against the model the prediction used: a call predicted from the modelled
+            # turnover says nothing of the measured one.
+            if measured == (self.turnover.interval_s is not None):
+                self._calibrate(time.monotonic() - arrived, predicted_s, cut_short=False)
         finally:
             self._completed()
             call.end()
