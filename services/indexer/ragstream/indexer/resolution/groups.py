@@ -20,14 +20,16 @@ the components are checked before they are used:
   members (`block_pairs`): two names in another word order, neither typed person, join;
   a person's shorter name points at a longer one holding its words in order, first and
   last the same ("Paul Stevens" / "Paul David Stevens"); a lone name typed person or
-  untyped points at the full names typed person of its document that start or end with it;
+  untyped points at the full names typed person of its document that start or end with it,
+  if it stands beside that name in every document where it is used alone;
 - plural evidence counts between names both written in lowercase, or both of two words or
   more and neither typed person ("Academy Awards" / "Academy Award", not "Amazons");
 - weak evidence (a surname or given name alone, a name without its middle name) joins the
   short name's group to a full name's group only when it points at exactly one:
   "Halvorsen" after both "Ingrid Halvorsen" and "Halvorsen Aquatics" stays apart, and two
   full names never merge through a surname they share.
-The canonical member of a group is the one with the most live mentions, ties by key.
+The canonical member of a group is the one with the most live mentions, ties by key (in a
+group a short name joined, among its names of several words).
 """
 
 from __future__ import annotations
