@@ -342,3 +342,40 @@ async def test_calls_predicted_from_the_modelled_turnover_do_not_bias_the_measur
     await asyncio.gather(*(short() for _ in range(30)))
     assert admission.turnover.interval_s is not None
     assert admission.bias == 1.0
+
+
+async def test_once_measured_every_call_in_flight_counts_ahead_of_a_newcomer() -> None:
+    admission = Admission("queries", concurrency=1, queue=100)
+    admission.turnover.interval_s = 0.1  # measured: a call finishes every 0.1 s
+    admission.times = ServiceTimes(mean_s=0.05)
+    model = asyncio.Event()
+    log: list[str] = []
+    away = [asyncio.create_task(remote_call(admission, model, log, str(n))) for n in range(20)]
+    await settle()
+    # The slot is free, but the 20 calls away finish first: (20 + 1) * 0.1 s.
+    with pytest.raises(Overloaded):
+        async with admission.slot("", time_left_s=2.0):
+            pass
+    async with admission.slot("", time_left_s=2.5):
+        pass
+    model.set()
+    await asyncio.gather(*away)
+
+
+async def test_calls_whose_overruns_spread_are_admitted_with_a_margin() -> None:
+    admission = Admission("queries", concurrency=1, queue=100)
+    admission.turnover.interval_s = 0.1
+    admission.times = ServiceTimes(mean_s=0.05)
+    for ratio in [0.5, 1.5] * 20:  # on average as predicted, but spread
+        admission._calibrate(ratio, 1.0, cut_short=False)
+    assert admission.bias == pytest.approx(1.0, abs=0.1)
+    assert admission.bias_deviation > 0.3
+    hold = asyncio.Event()
+    running = asyncio.create_task(working(admission, hold))
+    await settle()
+    # 2 in flight with it: 0.2 s on average, but likely up to about twice that.
+    with pytest.raises(Overloaded):
+        async with asyncio.timeout(1):
+            await working(admission, hold, time_left_s=0.3)
+    hold.set()
+    await running

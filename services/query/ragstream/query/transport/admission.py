@@ -12,17 +12,18 @@ reaches the embedding scheduler as a burst, which it batches into a few requests
 
 The queue is sized for bursts: `queue` bounds the calls waiting for a slot or on a remote
 model, a bound of memory, not of cores. A call is refused at once, with RESOURCE_EXHAUSTED
-and a hint of when to retry, only when it would not finish before its deadline: its
-predicted wait for a slot (its place in the queue times the measured interval between
-completions while the family was last saturated, `Turnover`; before any saturation, the
-mean time a call holds a slot shared by the slots, plus the event loop's current lag,
-`LoopLag`) plus the expected duration of a whole call (remote waits included) exceeds the
-time it has left. Both are estimated from recent calls (`ServiceTimes`, `Turnover`): under
-a burst a slot holder also waits for the CPU, so the time it holds its slot overstates the
-queue's wait, while the completion rate is what a queued call waits on. The prediction is
-also scaled by how far
-recent calls overran theirs (`Admission.bias`), which learns what the model leaves out (a
-remote model's own queue, lag spikes). Starting work that cannot finish in time only delays
+and a hint of when to retry, only when it would not finish before its deadline. Before the
+family has been saturated, the prediction is its wait for a slot (its place in the queue
+times the mean time a call holds a slot, shared by the slots, plus the event loop's current
+lag, `LoopLag`) plus the expected duration of a whole call (remote waits included). Once it
+has been, it is Little's law over the measured interval between completions while it was
+saturated (`Turnover`): every call in flight finishes before the newcomer, one every
+interval. Under load a slot holder also waits for the CPU, so the time it holds its slot
+overstates the queue's pace, while the completion rate is what a newcomer waits on. The
+prediction is then scaled by how far recent calls overran theirs (`Admission.bias`, which
+learns what the model leaves out: a remote model's own queue, lag spikes), plus twice the
+spread of those overruns: a call is admitted when it will very likely finish in time, not
+when the average call would. Starting work that cannot finish in time only delays
 the calls behind it, so it is better refused in microseconds than timed out in seconds. The
 retry hint queues a refused caller behind those refused before it that have not come back
 yet, so that refused callers do not return together only to be refused again.
@@ -151,6 +152,8 @@ class Admission:
         """How fast the family gets through its queue when saturated, measured."""
         self.lag = LoopLag(lambda: self.running + self.lent + self.waiting > 0)
         self.bias = 1.0
+        self.bias_deviation = 0.0
+        """Mean absolute deviation of the ratios `bias` averages."""
         """Moving average of how long calls took over how long they were predicted to take
         (queue wait plus service): whatever the prediction leaves out (a remote model's own
         queue, calls coming back from remote waits ahead of this one, spikes of lag) is
@@ -207,19 +210,37 @@ class Admission:
         measured = self.turnover.interval_s is not None
         self.turnover.completed(time.monotonic(), saturated=bool(self._queues or self._resuming))
         if not measured and self.turnover.interval_s is not None:
-            self.bias = 1.0  # learned against the modelled turnover, which is now replaced
+            # learned against the modelled turnover, which is now replaced
+            self.bias, self.bias_deviation = 1.0, 0.0
 
     def _calibrate(self, elapsed_s: float, predicted_s: float, cut_short: bool) -> None:
         ratio = min(MAX_BIAS, max(MIN_BIAS, elapsed_s / max(predicted_s, 1e-3)))
         if not cut_short or ratio > self.bias:
-            self.bias += SMOOTHING * (ratio - self.bias)
+            error = ratio - self.bias
+            self.bias += SMOOTHING * error
+            self.bias_deviation += SMOOTHING * (abs(error) - self.bias_deviation)
 
     def _predicted(self, wait_s: float) -> float:
         """Unscaled: the wait plus a call's expected service."""
         return wait_s + self.times.expected_s
 
-    def _late(self, wait_s: float, time_left_s: float | None) -> bool:
-        return time_left_s is not None and self._predicted(wait_s) * self.bias > time_left_s
+    def _total(self, position: int) -> float:
+        """Unscaled: how long a call arriving behind `position` queued calls will take.
+        Saturated (a measured turnover), by Little's law: every call in flight finishes
+        before it, one every turnover; else its wait plus a call's expected service."""
+        interval = self.turnover.interval_s
+        if interval is None:
+            return self._predicted(self._wait_s(position))
+        ahead = position - self._lent_ahead() + self.lent + self.running
+        return max(self.times.expected_s, (ahead + 1) * interval)
+
+    def _late(self, position: int, time_left_s: float | None) -> bool:
+        return time_left_s is not None and self._total(position) * self._likely() > time_left_s
+
+    def _likely(self) -> float:
+        """The bias plus two of its deviations: a call is admitted when it will very likely
+        finish in time, not when the average call would."""
+        return min(MAX_BIAS, self.bias + 2 * self.bias_deviation)
 
     def _observe(self, call: _Call, cut_short: bool) -> None:
         for times, elapsed in (
@@ -237,14 +258,15 @@ class Admission:
         any call: a deadline too short for the service is not overload."""
         wait_s = self._wait_s(self._lent_ahead())
         busy = self.lent > 0 or time.monotonic() - self._full_at < self.times.expected_s
-        if busy and self._late(wait_s, time_left_s):
+        if busy and self._late(self._lent_ahead(), time_left_s):
             # The calls away are back and done in about one call's time.
             backlog_s = max(wait_s * self.bias, self.times.mean_s if self.lent else 0.0)
             self._refuse(retry_hint(backlog_s, self.times.expected_s, time_left_s))
         if self._full():  # the slot is free, but the calls away fill the queue
             self._refuse(retry_hint(wait_s * self.bias, self.times.expected_s, None))
+        total = self._total(self._lent_ahead())
         self.running += 1
-        return self._predicted(wait_s)
+        return total
 
     def _full(self) -> bool:
         """Whether the family holds all the calls it may: `concurrency` working and `queue`
@@ -269,7 +291,8 @@ class Admission:
         sizes = {w: len(q) for w, q in self._queues.items()}
         position = queue_position(sizes, workspace) + len(self._resuming) + self._lent_ahead()
         wait_s = self._wait_s(position)
-        if self._late(wait_s, time_left_s):
+        total = self._total(position)
+        if self._late(position, time_left_s):
             self._refuse(retry_hint(wait_s * self.bias, self.times.expected_s, time_left_s))
         if self._full() and not self._evict_for(workspace, sizes):
             self._refuse(retry_hint(wait_s, self.times.expected_s, None))
@@ -277,7 +300,7 @@ class Admission:
         waiter = _Waiter(workspace, deadline)
         self._enqueue(waiter)
         await self._turn(waiter, lambda: self._remove(waiter))
-        return self._predicted(wait_s)
+        return total
 
     async def _resume(self) -> None:
         """Takes a slot back for a call returning from a remote wait: at once when one is
