@@ -182,22 +182,6 @@ async def test_a_query_jumps_the_indexing_backlog(recording: Recording) -> None:
     assert recording.calls[2] == texts("doc b", 4)[1:]
 
 
-async def test_a_query_finding_the_provider_idle_goes_without_waiting_for_the_window(
-    recording: Recording,
-) -> None:
-    recording.gate.clear()
-    async with EmbeddingScheduler(recording, config(batch_window_ms=300)) as scheduler:
-        loop = asyncio.get_running_loop()
-        began = loop.time()
-        first = await started(scheduler.embed(["alone"], priority=Priority.QUERY))
-        await recording.wait_calls(1)
-        assert loop.time() - began < 0.15  # not held back for the 300 ms window
-        later = [await started(scheduler.embed([f"q{n}"], priority=Priority.QUERY)) for n in "ab"]
-        recording.gate.set()
-        await asyncio.gather(first, *later)
-    assert recording.calls == [["alone"], ["qa", "qb"]]  # those behind the call gathered
-
-
 async def test_a_withdrawn_request_is_never_sent(recording: Recording) -> None:
     recording.gate.clear()
     # batch_size 2: a withdrawn request left in the queue would also take room from the others.

@@ -7,9 +7,7 @@ one `EmbeddingScheduler`:
 
 - requests that arrive within `batch_window_ms` of each other are merged into one provider
   call of at most `batch_size` texts and `batch_tokens` tokens; a request larger than that is
-  split across calls and reassembled in order. A query that finds the provider idle goes
-  at once, without the window: requests that arrive while a call is under way gather anyway
-  (a burst of queries is batched behind the first call), and a lone query saves the window;
+  split across calls and reassembled in order;
 - at most `concurrency` calls are in flight. A batch is packed only once a call slot is free,
   so a query that arrives while indexing saturates the provider goes into the very next call,
   ahead of the backlog: its latency grows by at most one provider round trip;
@@ -126,7 +124,6 @@ class EmbeddingScheduler:
         self._max_tokens = cfg.batch_tokens
         self._window_s = cfg.batch_window_ms / 1000
         self._slots = asyncio.Semaphore(cfg.concurrency)
-        self._in_flight = 0
         self._priority = priority
         self._count = count
         self._queues: dict[Priority, deque[_Request]] = {p: deque() for p in Priority}
@@ -222,7 +219,6 @@ class EmbeddingScheduler:
                     await self._slots.acquire()
                     pieces = self._take_batch()
                     if pieces:
-                        self._in_flight += 1
                         calls.create_task(self._send(pieces))
                     else:
                         self._slots.release()
@@ -240,8 +236,6 @@ class EmbeddingScheduler:
                 continue
             if self._pending_texts >= self._max_texts or self._pending_tokens >= self._max_tokens:
                 return
-            if self._in_flight == 0 and self._queues[Priority.QUERY]:
-                return  # an idle provider: a waiting query is not held back for company
             remaining = self._oldest_arrival() + self._window_s - loop.time()
             if remaining <= 0:
                 return
@@ -308,7 +302,6 @@ class EmbeddingScheduler:
             if live:
                 await self._call(live)
         finally:
-            self._in_flight -= 1
             self._slots.release()
 
     async def _call(self, pieces: list[_Piece]) -> None:
