@@ -234,8 +234,8 @@ class Admission:
         ahead = position - self._lent_ahead() + self.lent + self.running
         return max(self.times.expected_s, (ahead + 1) * interval)
 
-    def _late(self, position: int, time_left_s: float | None) -> bool:
-        return time_left_s is not None and self._total(position) * self._likely() > time_left_s
+    def _late(self, total_s: float, time_left_s: float | None) -> bool:
+        return time_left_s is not None and total_s * self._likely() > time_left_s
 
     def _likely(self) -> float:
         """The bias plus two of its deviations: a call is admitted when it will very likely
@@ -257,14 +257,14 @@ class Admission:
         behind other calls, so it is refused as they would have been). An idle family runs
         any call: a deadline too short for the service is not overload."""
         wait_s = self._wait_s(self._lent_ahead())
+        total = self._total(self._lent_ahead())
         busy = self.lent > 0 or time.monotonic() - self._full_at < self.times.expected_s
-        if busy and self._late(self._lent_ahead(), time_left_s):
+        if busy and self._late(total, time_left_s):
             # The calls away are back and done in about one call's time.
             backlog_s = max(wait_s * self.bias, self.times.mean_s if self.lent else 0.0)
             self._refuse(retry_hint(backlog_s, self.times.expected_s, time_left_s))
         if self._full():  # the slot is free, but the calls away fill the queue
             self._refuse(retry_hint(wait_s * self.bias, self.times.expected_s, None))
-        total = self._total(self._lent_ahead())
         self.running += 1
         return total
 
@@ -292,7 +292,7 @@ class Admission:
         position = queue_position(sizes, workspace) + len(self._resuming) + self._lent_ahead()
         wait_s = self._wait_s(position)
         total = self._total(position)
-        if self._late(position, time_left_s):
+        if self._late(total, time_left_s):
             self._refuse(retry_hint(wait_s * self.bias, self.times.expected_s, time_left_s))
         if self._full() and not self._evict_for(workspace, sizes):
             self._refuse(retry_hint(wait_s, self.times.expected_s, None))
