@@ -115,3 +115,20 @@ def test_a_reply_that_is_no_report_is_an_error() -> None:
         parse_report("no idea", content(), "llm:m")
     with pytest.raises(ReportFormatError, match="no title"):
         parse_report('{"summary": "x"}', content(), "llm:m")
+
+
+def test_the_extractive_report_quotes_each_text_once() -> None:
+    # Offline, the relations among the names of one sentence are all described by it.
+    sentence = "Mira Okafor leads the Tern S3 work at Kestrel Polymers."
+    edges = [
+        GraphEdge(a, b, "", sentence, 1.0, ("c1",))
+        for a, b in [("kestrel polymers", "mira okafor"), ("kestrel polymers", "tern s3"),
+                     ("mira okafor", "tern s3")]
+    ]  # fmt: skip
+    report = extractive_report(content(NODES, edges))
+    explanations = [f.explanation for f in report.findings]
+    assert len(explanations) == len(set(explanations))
+    assert explanations[0] == sentence
+    # The rest of the findings come from the members' own descriptions.
+    assert "A sensor recalled in 2024." in explanations
+    assert report_text(report).count(sentence) == 1

@@ -253,3 +253,37 @@ def test_a_single_word_title_is_kept_when_repeated() -> None:
     assert "Phoolwari" in {e.name for e in result.entities}
     pairs = {frozenset((r.source, r.target)) for r in result.relations}
     assert frozenset(("Phoolwari", "Chaturbhuj Doshi")) in pairs
+
+
+def test_initials_belong_to_the_name_and_end_no_sentence() -> None:
+    text = (
+        "The editor-in-chief is George T. Solomon. The novel was praised by H. G. Wells "
+        "and J.R.R. Tolkien. W. S. Van Dyke directed it."
+    )
+    names = {e.name for e in extract_offline(text).entities}
+    assert {"George T. Solomon", "H. G. Wells", "J.R.R. Tolkien", "W. S. Van Dyke"} <= names
+    assert not names & {"George T", "Solomon", "Wells", "J.R.R", "Tolkien", "Van Dyke"}
+    assert len(split_sentences(text)) == 3
+
+
+def test_a_name_with_of_keeps_its_head_at_a_sentence_start_and_in_a_title() -> None:
+    text = (
+        "Journal of Small Business Management\n\n"
+        "Journal of Small Business Management is a quarterly journal. "
+        "It covers the Battle of the Somme."
+    )
+    names = {e.name for e in extract_offline(text).entities}
+    assert {"Journal of Small Business Management", "Battle of the Somme"} <= names
+    assert not names & {"Small Business Management", "Somme", "Battle"}
+
+
+def test_a_lone_everyday_word_is_no_name_but_a_rare_or_proper_one_is() -> None:
+    text = (
+        "Royal Flying Corps\n\nRoyal Flying Corps Active 1912 Disbanded 1918. "
+        "Charge of the unit passed to the Royal Air Force. Women served in it. "
+        "Dylan Carter is one of the Home and Away characters. "
+        "The Tern sensor was tested in Oslo by Intel."
+    )
+    names = {e.name for e in extract_offline(text).entities}
+    assert not names & {"Disbanded", "Charge", "Women", "Away", "Active"}
+    assert {"Tern", "Oslo", "Intel", "Dylan Carter"} <= names

@@ -76,7 +76,8 @@ def extractive_report(content: CommunityContent) -> Report:
     """The offline report: invents nothing. The title names the three best-connected
     members; the summary counts the members by type and quotes the first sentence of the
     best-connected one; the findings are the heaviest inner relations (then, if too few,
-    the best-connected entities), each with what the graph says of it and its chunks."""
+    the best-connected entities), each with what the graph says of it and its chunks, and
+    no two quoting the same text."""
     ranked = content.ranked_nodes()
     names = [n.name for n in ranked[:3]]
     title = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
@@ -84,11 +85,12 @@ def extractive_report(content: CommunityContent) -> Report:
     kinds = ", ".join(f"{count} {kind}" for kind, count in sorted(types.items()))
     lead = first_sentence(ranked[0].description) if ranked else ""
     summary = f"{len(content.nodes)} entities ({kinds}) joined by {len(content.edges)} relations."
-    findings = [_relation_finding(e, content) for e in content.ranked_edges()[:MAX_FINDINGS]]
-    for node in ranked[: MAX_FINDINGS - len(findings)]:
-        findings.append(
-            Finding(node.name, _clip(node.description), (node.key,), (), node.source_ids[:5])
-        )
+    candidates = [_relation_finding(e, content) for e in content.ranked_edges()]
+    candidates += [
+        Finding(node.name, _clip(node.description), (node.key,), (), node.source_ids[:5])
+        for node in ranked
+    ]
+    findings = _distinct(candidates)[:MAX_FINDINGS]
     weight = sum(e.weight for e in content.edges)
     rating = min(10.0, round(1.0 + math.log2(1 + len(content.nodes)) + math.log10(1 + weight), 1))
     return Report(
@@ -100,6 +102,19 @@ def extractive_report(content: CommunityContent) -> Report:
         content_key=content_key(content),
         writer="extractive",
     )
+
+
+def _distinct(findings: Sequence[Finding]) -> list[Finding]:
+    """The findings in order, each explanation once: offline, a relation's description is
+    the sentence that names both ends, so the relations among the names of one sentence
+    would all quote it."""
+    seen: set[str] = set()
+    kept = []
+    for finding in findings:
+        if finding.explanation not in seen:
+            seen.add(finding.explanation)
+            kept.append(finding)
+    return kept
 
 
 def _relation_finding(edge: GraphEdge, content: CommunityContent) -> Finding:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from ragstream.common.text.analyzer import ENGLISH_STOPWORDS
 from ragstream.indexer.stages.extract import nlp_lexicon as lex
+from ragstream.indexer.stages.extract.nlp_junk import everyday_word
 from ragstream.indexer.stages.extract.nlp_spans import Span
 
 _L = "A-Za-z0-9\u00c0-\u024f"
@@ -28,6 +29,9 @@ _NUMBER = re.compile(r"^\d+(?:[.\-]\d+)*$")
 _YEAR = re.compile(r"^(?:19|20)\d\d$")
 _LETTER_WORD = re.compile(r"^[A-Z]-[a-z]")  # O-ring, X-ray: words, not names
 _WORDISH = re.compile(r"\w")
+_INITIALS = re.compile(r"^[A-Z](?:\.[A-Z])*$")
+"""One initial or dotted initials ("T", "J.R.R"): a period after it ends neither the sentence
+nor the name ("George T. Solomon", "J.R.R. Tolkien")."""
 _WORD_BEFORE = re.compile(r"([A-Za-z][\w'’-]*)[ :]*$")
 _MONTH = "|".join(sorted(lex.MONTHS))
 _DATELINE = re.compile(
@@ -157,7 +161,7 @@ def _runs(sentence: str) -> list[list[_Token]]:
         if current and not (_joined(sentence, current[-1], token) and _extends(current, token)):
             runs.append(current)
             current = []
-        if current or token.kind == "name":
+        if current or token.kind == "name" or _opens_initials(sentence, token):
             current.append(token)
         if token.possessive and current:
             runs.append(current)
@@ -171,7 +175,14 @@ def _joined(sentence: str, previous: _Token, token: _Token) -> bool:
     gap = sentence[previous.end : token.start]
     if previous.possessive:
         return False
-    return gap in (" ", " & ") or (gap == ". " and previous.text in lex.ABBREVIATED_TITLES)
+    if gap == ". ":
+        return previous.text in lex.ABBREVIATED_TITLES or bool(_INITIALS.match(previous.text))
+    return gap in (" ", " & ")
+
+
+def _opens_initials(sentence: str, token: _Token) -> bool:
+    """An initial followed by its period that may open a name ("H. G. Wells")."""
+    return token.kind == "letter" and sentence.startswith(". ", token.end)
 
 
 def _extends(run: list[_Token], token: _Token) -> bool:
@@ -179,13 +190,16 @@ def _extends(run: list[_Token], token: _Token) -> bool:
     if token.text == "I":  # a regnal number, "Lothair I", not the pronoun
         return last.kind == "name" and last.text[1:].islower() and not last.possessive
     if token.text == "the":  # an epithet, "Boso the Elder"; trimmed when no name follows
-        return len(run) == 1 and last.kind == "name"
+        epithet = len(run) == 1 and last.kind == "name"
+        # "Battle of the Somme", "Order of the Garter"
+        return epithet or (len(run) >= 2 and last.text == "of" and run[-2].text in lex.OF_HEADS)
     if token.kind == "name":
         return True
     if token.kind == "number":
         return last.kind in ("name", "letter")
     if token.kind == "letter":
-        return last.kind == "name" and last.text.isalpha() and last.text[1:].islower()
+        first_name = last.kind == "name" and last.text.isalpha() and last.text[1:].islower()
+        return first_name or last.kind == "letter"
     return token.kind == "particle" and last.kind == "name"
 
 
@@ -207,12 +221,13 @@ def _split_at_of(run: list[_Token]) -> list[list[_Token]]:
 def _span(tokens: list[_Token], sentence: str, words: ChunkWords) -> tuple[Span, bool] | None:
     """The name of a run, and whether it is shaped like a person's name."""
     initial = _initial(sentence, tokens[0])
-    if initial and tokens[0].kind == "name" and _common(tokens[0].text, words):
+    head_of = len(tokens) > 1 and tokens[0].text in lex.OF_HEADS and tokens[1].text == "of"
+    if initial and tokens[0].kind == "name" and _common(tokens[0].text, words) and not head_of:
         tokens, initial = tokens[1:], False
     titled = False
     while tokens and tokens[0].text in lex.TITLES:
         tokens, titled, initial = tokens[1:], True, False
-    while tokens and tokens[0].kind != "name":
+    while tokens and not _opens_name(tokens):
         tokens = tokens[1:]
     while tokens and _trailing_noise(tokens[-1], sentence):
         tokens = tokens[:-1]
@@ -225,6 +240,8 @@ def _span(tokens: list[_Token], sentence: str, words: ChunkWords) -> tuple[Span,
         word = words_only[0]
         if word in lex.DEMONYMS or word in lex.TITLES or word in lex.HEAD_WORDS:
             return None
+        if everyday_word(word):  # "Formed", "Disbanded", "Away" of "Home and Away"
+            return None
         # A lone capitalized word opening a sentence, or a label ("Finding 1:"), is a name
         # only if the chunk capitalizes it elsewhere too (or it opens a dateline).
         label = len(tokens) == 2 and after.startswith(":")
@@ -235,6 +252,14 @@ def _span(tokens: list[_Token], sentence: str, words: ChunkWords) -> tuple[Span,
     evidence = intrinsic | _context(tokens, titled, sentence, after)
     shaped = _person_shaped(tokens) and not intrinsic
     return Span(name, tokens[0].start, tokens[-1].end, frozenset(evidence)), shaped
+
+
+def _opens_name(tokens: list[_Token]) -> bool:
+    """A name's first token: a word, or initials before one ("H. G. Wells")."""
+    first = tokens[0]
+    if first.kind == "letter":
+        return any(t.kind == "name" for t in tokens[1:])
+    return first.kind == "name"
 
 
 def _trailing_noise(token: _Token, sentence: str) -> bool:

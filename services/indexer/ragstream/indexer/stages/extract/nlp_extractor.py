@@ -69,6 +69,8 @@ TITLE_WORDS = 8
 _TITLE = re.compile(r"^[A-Z0-9][^.!?。！？:;]*$")
 _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[a-z]")
 _STOPWORDS = ENGLISH_STOPWORDS | EXTRA_STOPWORDS
+_CONNECTORS = frozenset({"of", "the", "and", "&", "for", "de"})
+"""Words inside a name that join its parts: a name is never split right after one."""
 
 
 class NLPExtractor:
@@ -236,6 +238,8 @@ def _known_rest(spelling: str, known: dict[str, str], organizations: list[str]) 
     """What follows a known first part of `spelling`, when the split is justified."""
     words = spelling.split(" ")
     for cut in range(1, len(words)):
+        if words[cut - 1] in _CONNECTORS:  # "Journal of | Small Business Management"
+            continue
         head, rest = " ".join(words[:cut]), " ".join(words[cut:])
         both_known = head in known and rest in known
         after_organization = head in organizations and rest[:1].isupper()

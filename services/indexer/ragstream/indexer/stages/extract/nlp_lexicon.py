@@ -70,9 +70,11 @@ ORG_SUFFIXES = _words(
 OF_HEADS = _words(
     """Institute University College Academy School Bank Ministry Department Society Museum Council
     Board Office Bureau Church Federation Republic Kingdom Commonwealth Union Association Chamber
-    Court House Order Centre Center Gulf Bay Isle Sea Cape Strait City Port Lake"""
+    Court House Order Centre Center Gulf Bay Isle Sea Cape Strait City Port Lake Journal Battle
+    Siege Treaty Duchy County Province Diocese Archdiocese Principality Emirate Sultanate"""
 )
-"""Words that take an "of" inside a name: "University of Bergen", "Gulf of Mexico"."""
+"""Words that take an "of" inside a name: "University of Bergen", "Gulf of Mexico",
+"Journal of Small Business Management", "Battle of the Somme"."""
 EVENT_PREFIXES = _words("Project Operation Programme Program")
 EVENT_SUFFIXES = _words(
     """Forum Conference Summit Congress Symposium Festival Expo Exhibition Fair Workshop Olympics

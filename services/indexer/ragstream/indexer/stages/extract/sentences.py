@@ -20,6 +20,8 @@ _EMPHASIS = re.compile(r"\*\*|__|`")
 _ENDS_CJK = re.compile(rf"[{_HAN}。！？；：，、）」』”]$")
 _BOUNDARY = re.compile(r"[。！？；]+[”’」』）)\"']*|[.!?]+[”’\"')\]]*(?=\s|$)")
 _WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]*)$")
+_INITIALS = re.compile(r"^[A-Z](?:\.[A-Z])*$")
+"""An initial ("F") or dotted initials ("J.R.R"): the period after them is not an end."""
 
 
 def split_sentences(text: str) -> list[str]:
@@ -72,4 +74,4 @@ def _continues(block: str, period: int) -> bool:
     if word is None:
         return False
     text = word.group(1)
-    return text in SENTENCE_ABBREVIATIONS or (len(text) == 1 and text.isupper())
+    return text in SENTENCE_ABBREVIATIONS or _INITIALS.match(text) is not None
