@@ -264,6 +264,9 @@ def test_initials_belong_to_the_name_and_end_no_sentence() -> None:
     assert {"George T. Solomon", "H. G. Wells", "J.R.R. Tolkien", "W. S. Van Dyke"} <= names
     assert not names & {"George T", "Solomon", "Wells", "J.R.R", "Tolkien", "Van Dyke"}
     assert len(split_sentences(text)) == 3
+    # A regnal "I" is no initial: the name after it is another one.
+    regnal = extract_offline("He was succeeded by Lothair I. Charles the Bald then ruled.")
+    assert {"Lothair I", "Charles the Bald"} <= {e.name for e in regnal.entities}
 
 
 def test_a_name_with_of_keeps_its_head_at_a_sentence_start_and_in_a_title() -> None:

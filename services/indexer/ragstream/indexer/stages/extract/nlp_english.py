@@ -176,7 +176,9 @@ def _joined(sentence: str, previous: _Token, token: _Token) -> bool:
     if previous.possessive:
         return False
     if gap == ". ":
-        return previous.text in lex.ABBREVIATED_TITLES or bool(_INITIALS.match(previous.text))
+        # "I" after a name is its regnal number ("Lothair I. Charles the Bald ruled next")
+        initial = bool(_INITIALS.match(previous.text)) and previous.text != "I"
+        return previous.text in lex.ABBREVIATED_TITLES or initial
     return gap in (" ", " & ")
 
 
