@@ -29,9 +29,6 @@ _NUMBER = re.compile(r"^\d+(?:[.\-]\d+)*$")
 _YEAR = re.compile(r"^(?:19|20)\d\d$")
 _LETTER_WORD = re.compile(r"^[A-Z]-[a-z]")  # O-ring, X-ray: words, not names
 _WORDISH = re.compile(r"\w")
-_INITIALS = re.compile(r"^[A-Z](?:\.[A-Z])*$")
-"""One initial or dotted initials ("T", "J.R.R"): a period after it ends neither the sentence
-nor the name ("George T. Solomon", "J.R.R. Tolkien")."""
 _WORD_BEFORE = re.compile(r"([A-Za-z][\w'’-]*)[ :]*$")
 _MONTH = "|".join(sorted(lex.MONTHS))
 _DATELINE = re.compile(
@@ -177,7 +174,7 @@ def _joined(sentence: str, previous: _Token, token: _Token) -> bool:
         return False
     if gap == ". ":
         # "I" after a name is its regnal number ("Lothair I. Charles the Bald ruled next")
-        initial = bool(_INITIALS.match(previous.text)) and previous.text != "I"
+        initial = bool(lex.INITIALS.match(previous.text)) and previous.text != "I"
         return previous.text in lex.ABBREVIATED_TITLES or initial
     return gap in (" ", " & ")
 

@@ -5,6 +5,8 @@ English words are compared as written (capitalized) unless the list says lowerca
 
 from __future__ import annotations
 
+import re
+
 
 def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
@@ -44,6 +46,9 @@ SENTENCE_ABBREVIATIONS = ABBREVIATED_TITLES | _words(
     "Jr Sr Inc Ltd Co Corp No vs etc e.g i.e Fig approx Dept Univ Mt Ph.D"
 )
 """A period after these does not end a sentence."""
+INITIALS = re.compile(r"^[A-Z](?:\.[A-Z])*$")
+"""One initial or dotted initials ("T", "J.R.R"): a period after it ends neither the sentence
+nor the name ("George T. Solomon", "J.R.R. Tolkien")."""
 
 NAME_PARTICLES = _words("of van von de der den da di du del della la le")
 """Lowercase words allowed inside a name ("Institute of Ocean Sensing", "Ludwig van ...")."""

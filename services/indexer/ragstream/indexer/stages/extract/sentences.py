@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from ragstream.indexer.stages.extract.nlp_lexicon import SENTENCE_ABBREVIATIONS
+from ragstream.indexer.stages.extract.nlp_lexicon import INITIALS, SENTENCE_ABBREVIATIONS
 
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _BLOCK_START = re.compile(r"^(?:#{1,6}\s|[-*+>]\s|\d{1,3}[.)]\s|[A-Z][A-Za-z ]{0,24}:\s)")
@@ -20,8 +20,6 @@ _EMPHASIS = re.compile(r"\*\*|__|`")
 _ENDS_CJK = re.compile(rf"[{_HAN}。！？；：，、）」』”]$")
 _BOUNDARY = re.compile(r"[。！？；]+[”’」』）)\"']*|[.!?]+[”’\"')\]]*(?=\s|$)")
 _WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]*)$")
-_INITIALS = re.compile(r"^[A-Z](?:\.[A-Z])*$")
-"""An initial ("F") or dotted initials ("J.R.R"): the period after them is not an end."""
 
 
 def split_sentences(text: str) -> list[str]:
@@ -74,4 +72,4 @@ def _continues(block: str, period: int) -> bool:
     if word is None:
         return False
     text = word.group(1)
-    return text in SENTENCE_ABBREVIATIONS or _INITIALS.match(text) is not None
+    return text in SENTENCE_ABBREVIATIONS or INITIALS.match(text) is not None
