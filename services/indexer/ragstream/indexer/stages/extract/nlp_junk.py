@@ -44,7 +44,7 @@ def junk_name(name: str) -> bool:
     return _RUN_ON.search(name) is not None
 
 
-@functools.cache
+@functools.lru_cache(maxsize=65_536)  # bounded: a long-running indexer sees unbounded words
 def everyday_word(word: str) -> bool:
     """True when `word`, capitalized, is a common lowercase word rather than a name."""
     if not word.isalpha() or not word[1:].islower() or not word[:1].isupper():
