@@ -290,3 +290,17 @@ def test_a_lone_everyday_word_is_no_name_but_a_rare_or_proper_one_is() -> None:
     names = {e.name for e in extract_offline(text).entities}
     assert not names & {"Disbanded", "Charge", "Women", "Away", "Active"}
     assert {"Tern", "Oslo", "Intel", "Dylan Carter"} <= names
+
+
+def test_lowercase_particles_of_french_german_and_portuguese_names_stay_inside_them() -> None:
+    text = (
+        "Action Police CFTC is affiliated with the Confédération Française des Travailleurs "
+        "Chrétiens. Karl zu Guttenberg visited the Museu das Comunicações."
+    )
+    names = {e.name for e in extract_offline(text).entities}
+    assert {
+        "Confédération Française des Travailleurs Chrétiens",
+        "Karl zu Guttenberg",
+        "Museu das Comunicações",
+    } <= names
+    assert not names & {"Confédération Française", "Travailleurs Chrétiens", "Guttenberg"}

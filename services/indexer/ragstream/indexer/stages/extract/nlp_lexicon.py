@@ -50,7 +50,7 @@ INITIALS = re.compile(r"^[A-Z](?:\.[A-Z])*$")
 """One initial or dotted initials ("T", "J.R.R"): a period after it ends neither the sentence
 nor the name ("George T. Solomon", "J.R.R. Tolkien")."""
 
-NAME_PARTICLES = _words("of van von de der den da di du del della la le")
+NAME_PARTICLES = _words("of van von de der den des da das dos di du del della la le zu ter")
 """Lowercase words allowed inside a name ("Institute of Ocean Sensing", "Ludwig van ...")."""
 
 DEMONYMS = _words(
