@@ -28,11 +28,8 @@ the calls behind it, so it is better refused in microseconds than timed out in s
 retry hint queues a refused caller behind those refused before it that have not come back
 yet, so that refused callers do not return together only to be refused again.
 
-Fairness: the queue is a FIFO per workspace, and a freed slot goes to the workspaces in
-turn (round robin), so a flood from one tenant delays another by at most one call per
-flooding tenant. When the queue is full, a call from a workspace with a shorter queue than
-the longest one takes the place of the newest call of the longest, which is refused: a
-tenant can fill the queue only while nobody else needs it.
+Fairness: the queue is a FIFO per workspace served in turn, and a full queue makes room for
+a workspace with a shorter queue than the longest one (fair_queue.py).
 """
 
 from __future__ import annotations
@@ -44,7 +41,7 @@ import math
 import random
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import NoReturn
 
@@ -62,6 +59,7 @@ from ragstream.query.transport.estimates import (
     queue_position,
     retry_hint,
 )
+from ragstream.query.transport.fair_queue import FairQueue, Waiter
 
 
 class Overloaded(Exception):
@@ -71,15 +69,6 @@ class Overloaded(Exception):
         super().__init__(f"{family} at capacity")
         self.family = family
         self.retry_after_s = retry_after_s
-
-
-@dataclass(slots=True, eq=False)
-class _Waiter:
-    workspace: str
-    deadline: float | None
-    turn: asyncio.Future[None] = field(
-        default_factory=lambda: asyncio.get_running_loop().create_future()
-    )
 
 
 @dataclass(slots=True, eq=False)
@@ -160,16 +149,15 @@ class Admission:
         learned from the calls themselves and scales every prediction."""
         self._full_at = -math.inf
         """When a call last found every slot taken."""
-        self._queues: dict[str, deque[_Waiter]] = {}
-        self._turns: deque[str] = deque()
+        self._queue = FairQueue()
         self._returns: list[float] = []
         """When the refused callers are told to come back (a heap), until they are due."""
-        self._resuming: deque[_Waiter] = deque()
+        self._resuming: deque[Waiter] = deque()
         """Admitted calls back from a remote wait: served before any new call."""
 
     @property
     def waiting(self) -> int:
-        return sum(len(q) for q in self._queues.values())
+        return len(self._queue)
 
     @contextlib.asynccontextmanager
     async def slot(
@@ -181,7 +169,7 @@ class Admission:
         self.lag.watch()
         arrived = time.monotonic()
         measured = self.turnover.interval_s is not None
-        if self.running < self.concurrency and not self._queues and not self._resuming:
+        if self.running < self.concurrency and not self._queue and not self._resuming:
             predicted_s = self._start_now(time_left_s)
         else:
             self._full_at = time.monotonic()
@@ -208,7 +196,7 @@ class Admission:
 
     def _completed(self) -> None:
         measured = self.turnover.interval_s is not None
-        self.turnover.completed(time.monotonic(), saturated=bool(self._queues or self._resuming))
+        self.turnover.completed(time.monotonic(), saturated=bool(self._queue or self._resuming))
         if not measured and self.turnover.interval_s is not None:
             # learned against the modelled turnover, which is now replaced
             self.bias, self.bias_deviation = 1.0, 0.0
@@ -288,18 +276,18 @@ class Admission:
         return expected_wait(position, self.concurrency, self.held.mean_s, self.lag.mean_s)
 
     async def _wait(self, workspace: str, time_left_s: float | None) -> float:
-        sizes = {w: len(q) for w, q in self._queues.items()}
-        position = queue_position(sizes, workspace) + len(self._resuming) + self._lent_ahead()
+        ahead = len(self._resuming) + self._lent_ahead()
+        position = queue_position(self._queue.sizes(), workspace) + ahead
         wait_s = self._wait_s(position)
         total = self._total(position)
         if self._late(total, time_left_s):
             self._refuse(retry_hint(wait_s * self.bias, self.times.expected_s, time_left_s))
-        if self._full() and not self._evict_for(workspace, sizes):
+        if self._full() and not self._evict_for(workspace):
             self._refuse(retry_hint(wait_s, self.times.expected_s, None))
         deadline = None if time_left_s is None else time.monotonic() + time_left_s
-        waiter = _Waiter(workspace, deadline)
-        self._enqueue(waiter)
-        await self._turn(waiter, lambda: self._remove(waiter))
+        waiter = Waiter(workspace, deadline)
+        self._queue.push(waiter)
+        await self._turn(waiter, lambda: self._queue.remove(waiter))
         return total
 
     async def _resume(self) -> None:
@@ -308,11 +296,11 @@ class Admission:
         if self.running < self.concurrency and not self._resuming:
             self.running += 1
             return
-        waiter = _Waiter("", None)
+        waiter = Waiter("", None)
         self._resuming.append(waiter)
         await self._turn(waiter, lambda: _discard(self._resuming, waiter))
 
-    async def _turn(self, waiter: _Waiter, forget: Callable[[], None]) -> None:
+    async def _turn(self, waiter: Waiter, forget: Callable[[], None]) -> None:
         try:
             await waiter.turn
         except asyncio.CancelledError:
@@ -340,31 +328,14 @@ class Admission:
         heapq.heappush(self._returns, now + hint_s)
         return Overloaded(self.family, hint_s)
 
-    def _evict_for(self, workspace: str, sizes: Mapping[str, int]) -> bool:
+    def _evict_for(self, workspace: str) -> bool:
         """Refuses the newest call of the longest queue when `workspace`'s is shorter."""
-        longest = max(sizes, key=lambda w: sizes[w], default=None)
-        if longest is None or sizes[longest] <= sizes.get(workspace, 0) + 1:
+        victim = self._queue.victim_for(workspace)
+        if victim is None:
             return False
-        victim = self._queues[longest][-1]
-        self._remove(victim)
         self.rejected += 1
         victim.turn.set_exception(self._overloaded(self._backlog_s()))
         return True
-
-    def _enqueue(self, waiter: _Waiter) -> None:
-        if waiter.workspace not in self._queues:
-            self._queues[waiter.workspace] = deque()
-            self._turns.append(waiter.workspace)
-        self._queues[waiter.workspace].append(waiter)
-
-    def _remove(self, waiter: _Waiter) -> None:
-        queue = self._queues.get(waiter.workspace)
-        if queue is None or waiter not in queue:
-            return
-        queue.remove(waiter)
-        if not queue:
-            del self._queues[waiter.workspace]
-            self._turns.remove(waiter.workspace)
 
     def _release(self) -> None:
         """Frees a slot and hands it on: to a call back from a remote wait first, else to
@@ -372,8 +343,8 @@ class Admission:
         shorter than the expected service time is refused."""
         self.running -= 1
         now = time.monotonic()
-        while self.running < self.concurrency and (self._resuming or self._turns):
-            waiter = self._resuming.popleft() if self._resuming else self._next()
+        while self.running < self.concurrency and (self._resuming or self._queue):
+            waiter = self._resuming.popleft() if self._resuming else self._queue.pop()
             if waiter.turn.done():
                 continue
             service_s = self.times.expected_s * self.bias
@@ -389,17 +360,7 @@ class Admission:
         wait_s = self._wait_s(self.waiting + len(self._resuming) + self._lent_ahead()) * self.bias
         return retry_hint(wait_s, self.times.expected_s, None)
 
-    def _next(self) -> _Waiter:
-        workspace = self._turns.popleft()
-        queue = self._queues[workspace]
-        waiter = queue.popleft()
-        if queue:
-            self._turns.append(workspace)
-        else:
-            del self._queues[workspace]
-        return waiter
 
-
-def _discard(queue: deque[_Waiter], waiter: _Waiter) -> None:
+def _discard(queue: deque[Waiter], waiter: Waiter) -> None:
     if waiter in queue:
         queue.remove(waiter)
