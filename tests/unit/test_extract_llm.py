@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragstream.common.config import ExtractionConfig, LLMConfig
+from ragstream.common.config import LLMConfig
+from ragstream.common.config_extraction import ExtractionConfig
 from ragstream.common.providers.llm import ChatMessage, OpenAIChat
 from ragstream.indexer.stages.extract.llm_calls import CachedChat, cache_key
 from ragstream.indexer.stages.extract.llm_extractor import LLMExtractor

@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ragstream.common.config import ConfigError, ExtractionConfig, load_settings
+from ragstream.common.config import ConfigError, load_settings
+from ragstream.common.config_extraction import ExtractionConfig
 from ragstream.indexer.stages.extract.names import (
     MAX_NAME_CHARS,
     clean_name,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ragstream.common.config import DEFAULT_ENTITY_TYPES
+from ragstream.common.config_extraction import DEFAULT_ENTITY_TYPES
 from ragstream.common.providers.llm import ChatMessage
 from ragstream.indexer.stages.extract.parser import parse_extraction
 from ragstream.indexer.stages.extract.prompts import (

@@ -16,7 +16,8 @@ remember them and a re-index of unchanged text makes no call.
 
 from __future__ import annotations
 
-from ragstream.common.config import ExtractionConfig, LLMConfig
+from ragstream.common.config import LLMConfig
+from ragstream.common.config_extraction import ExtractionConfig
 from ragstream.common.providers.llm import ChatMessage, ChatModel
 from ragstream.common.storage.protocols import CacheStore
 from ragstream.common.text.tokens import DEFAULT_ENCODING
