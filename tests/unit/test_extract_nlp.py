@@ -304,3 +304,19 @@ def test_lowercase_particles_of_french_german_and_portuguese_names_stay_inside_t
         "Museu das Comunicações",
     } <= names
     assert not names & {"Confédération Française", "Travailleurs Chrétiens", "Guttenberg"}
+
+
+def test_an_office_title_before_one_common_word_is_part_of_the_name() -> None:
+    text = (
+        "He worked for General Motors and Prince Aviation. The Chief Editor is Andrea Taroni. "
+        "Mr Young met President Lincoln."
+    )
+    result = extract_offline(text)
+    names = {e.name for e in result.entities}
+    assert {"General Motors", "Prince Aviation", "Young", "Lincoln"} <= names
+    assert not names & {"Motors", "Aviation", "Editor"}
+    types = {e.name: e.type for e in result.entities}
+    # The title makes a person of a surname, not of a company.
+    assert types["Young"] == types["Lincoln"] == "person"
+    assert types["General Motors"] == "organization"
+    assert types["Prince Aviation"] != "person"

@@ -223,9 +223,8 @@ def _span(tokens: list[_Token], sentence: str, words: ChunkWords) -> tuple[Span,
     head_of = len(tokens) > 1 and tokens[0].text in lex.OF_HEADS and tokens[1].text == "of"
     if initial and tokens[0].kind == "name" and _common(tokens[0].text, words) and not head_of:
         tokens, initial = tokens[1:], False
-    titled = False
-    while tokens and tokens[0].text in lex.TITLES:
-        tokens, titled, initial = tokens[1:], True, False
+    tokens, titled = _untitled(tokens)
+    initial = initial and not titled
     while tokens and not _opens_name(tokens):
         tokens = tokens[1:]
     while tokens and _trailing_noise(tokens[-1], sentence):
@@ -239,7 +238,8 @@ def _span(tokens: list[_Token], sentence: str, words: ChunkWords) -> tuple[Span,
         word = words_only[0]
         if word in lex.DEMONYMS or word in lex.TITLES or word in lex.HEAD_WORDS:
             return None
-        if everyday_word(word):  # "Formed", "Disbanded", "Away" of "Home and Away"
+        # "Formed", "Disbanded", "Away" of "Home and Away"; after a title, a surname ("Mr Young")
+        if everyday_word(word) and not titled:
             return None
         # A lone capitalized word opening a sentence, or a label ("Finding 1:"), is a name
         # only if the chunk capitalizes it elsewhere too (or it opens a dateline).
@@ -251,6 +251,24 @@ def _span(tokens: list[_Token], sentence: str, words: ChunkWords) -> tuple[Span,
     evidence = intrinsic | _context(tokens, titled, sentence, after)
     shaped = _person_shaped(tokens) and not intrinsic
     return Span(name, tokens[0].start, tokens[-1].end, frozenset(evidence)), shaped
+
+
+def _untitled(tokens: list[_Token]) -> tuple[list[_Token], bool]:
+    """The run without the titles before the name, and whether there were any. An office's
+    title and the one common word after it are a name of their own (a company's, a role's),
+    not a title before a person's name: "General Motors", "Prince Aviation", "Chief Editor";
+    never after an honorific ("Mr Young")."""
+    start = 0
+    while start < len(tokens) and tokens[start].text in lex.TITLES:
+        start += 1
+    if start == 0:
+        return tokens, False
+    rest = tokens[start:]
+    if len(rest) == 1 and rest[0].kind == "name" and tokens[start - 1].text not in lex.HONORIFICS:
+        word = rest[0].text
+        if word in lex.HEAD_WORDS or everyday_word(word, commoner=1):
+            return tokens[start - 1 :], False
+    return rest, True
 
 
 def _opens_name(tokens: list[_Token]) -> bool:

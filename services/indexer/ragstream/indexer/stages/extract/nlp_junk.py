@@ -45,8 +45,9 @@ def junk_name(name: str) -> bool:
 
 
 @functools.lru_cache(maxsize=65_536)  # bounded: a long-running indexer sees unbounded words
-def everyday_word(word: str) -> bool:
-    """True when `word`, capitalized, is a common lowercase word rather than a name."""
+def everyday_word(word: str, commoner: int = COMMONER) -> bool:
+    """True when `word`, capitalized, is a common lowercase word rather than a name: its
+    lowercase form ranks `commoner` times earlier than the capitalized one, or more."""
     if not word.isalpha() or not word[1:].islower() or not word[:1].isupper():
         return False
     table = encoding(VOCABULARY)
@@ -54,4 +55,4 @@ def everyday_word(word: str) -> bool:
     capital = table.encode_ordinary(" " + word)
     if len(lower) != 1 or lower[0] >= FREQUENT:
         return False  # rare in lowercase: a name ("Tern", "Kettle" of a brand) as likely
-    return len(capital) > 1 or lower[0] * COMMONER < capital[0]
+    return len(capital) > 1 or lower[0] * commoner < capital[0]

@@ -39,6 +39,9 @@ TITLES = _words(
     Queen Prince Princess Dean Mayor Governor"""
 )
 """Stripped from the front of a name; what remains of the name is then a person."""
+HONORIFICS = _words("Mr Mrs Ms Mx Dr Prof Professor Sir Dame Lord Lady Doctor Rev Father Sister")
+"""Titles that only ever stand before a person's name. The others (offices and ranks) also
+open the names of companies and things: "General Motors", "Prince Aviation"."""
 ABBREVIATED_TITLES = _words("Mr Mrs Ms Mx Dr Prof Rev St Gen Col Capt Sen Gov")
 """Titles written with a period ("Dr. Chen"): the period neither ends the sentence nor the name."""
 
