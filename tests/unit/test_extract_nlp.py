@@ -320,3 +320,16 @@ def test_an_office_title_before_one_common_word_is_part_of_the_name() -> None:
     assert types["Young"] == types["Lincoln"] == "person"
     assert types["General Motors"] == "organization"
     assert types["Prince Aviation"] != "person"
+
+
+def test_an_origin_before_a_title_and_an_honour_after_a_name_are_not_part_of_it() -> None:
+    text = (
+        "It was signed by U.S. President Theodore Roosevelt. German Chancellor Angela Merkel "
+        "met Archibald Gordon CBE. The Premier League and the Ambassador Hotel opened."
+    )
+    types = {e.name: e.type for e in extract_offline(text).entities}
+    # The title stays evidence that the rest is a person.
+    assert types["Theodore Roosevelt"] == types["Angela Merkel"] == "person"
+    assert {"Archibald Gordon", "Premier League", "Ambassador Hotel"} <= types.keys()
+    assert not types.keys() & {"League", "Hotel", "Archibald Gordon CBE"}
+    assert not any("President" in name or "Chancellor" in name for name in types)

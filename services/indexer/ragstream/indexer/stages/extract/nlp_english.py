@@ -257,11 +257,14 @@ def _untitled(tokens: list[_Token]) -> tuple[list[_Token], bool]:
     """The run without the titles before the name, and whether there were any. An office's
     title and the one common word after it are a name of their own (a company's, a role's),
     not a title before a person's name: "General Motors", "Prince Aviation", "Chief Editor";
-    never after an honorific ("Mr Young")."""
-    start = 0
+    never after an honorific ("Mr Young"). An origin before the title goes with it ("German
+    Chancellor Angela Merkel", "U.S. President Theodore Roosevelt")."""
+    origin = bool(tokens) and tokens[0].text in lex.ORIGINS
+    start = 1 if origin and len(tokens) > 1 and tokens[1].text in lex.TITLES else 0
+    begun = start
     while start < len(tokens) and tokens[start].text in lex.TITLES:
         start += 1
-    if start == 0:
+    if start == begun:
         return tokens, False
     rest = tokens[start:]
     if len(rest) == 1 and rest[0].kind == "name" and tokens[start - 1].text not in lex.HONORIFICS:
@@ -280,8 +283,11 @@ def _opens_name(tokens: list[_Token]) -> bool:
 
 
 def _trailing_noise(token: _Token, sentence: str) -> bool:
-    """A particle, a year, or the day of a date ("Published 30 April") ends no name."""
+    """A particle, a year, the day of a date ("Published 30 April") or an honour after a
+    name ("Archibald Gordon CBE") ends no name."""
     if token.kind == "particle" or token.text == "the" or _YEAR.match(token.text):
+        return True
+    if token.text in lex.POSTNOMINALS:
         return True
     return token.kind == "number" and bool(_DATE_AFTER.match(sentence[token.end :]))
 

@@ -36,7 +36,8 @@ BREAKS = MONTHS | _words(
 TITLES = _words(
     """Mr Mrs Ms Mx Dr Prof Professor Sir Dame Lord Lady President Chairman Chairwoman Chief
     Vice Senator Minister Director Captain Judge General Colonel Doctor Rev Father Sister King
-    Queen Prince Princess Dean Mayor Governor"""
+    Queen Prince Princess Dean Mayor Governor Chancellor Ambassador Admiral Lieutenant
+    Sergeant"""
 )
 """Stripped from the front of a name; what remains of the name is then a person."""
 HONORIFICS = _words("Mr Mrs Ms Mx Dr Prof Professor Sir Dame Lord Lady Doctor Rev Father Sister")
@@ -62,6 +63,10 @@ DEMONYMS = _words(
     Australian African Arabic Latin Nordic Scandinavian Western Eastern Northern Southern"""
 )
 """Adjectives of origin: capitalized, but not entities on their own."""
+ORIGINS = DEMONYMS | _words("US U.S USA U.S.A UK U.K EU")
+"""Words of origin that may stand before a title: "U.S. President Theodore Roosevelt"."""
+POSTNOMINALS = _words("CBE OBE MBE KBE GBE DBE FRS FRSE QC KC VC")
+"""Honours written after a person's name, not part of it ("Archibald Gordon CBE")."""
 
 ORG_SUFFIXES = _words(
     """Inc Corp Corporation Co Company Ltd Limited LLC LLP PLC plc GmbH AG SA AS ASA AB NV BV Oy
