@@ -84,7 +84,8 @@ OF_HEADS = _words(
     """Institute University College Academy School Bank Ministry Department Society Museum Council
     Board Office Bureau Church Federation Republic Kingdom Commonwealth Union Association Chamber
     Court House Order Centre Center Gulf Bay Isle Sea Cape Strait City Port Lake Journal Battle
-    Siege Treaty Duchy County Province Diocese Archdiocese Principality Emirate Sultanate"""
+    Siege Treaty Duchy County Province Diocese Archdiocese Principality Emirate Sultanate Register
+    Registry Assembly Parliament"""
 )
 """Words that take an "of" inside a name: "University of Bergen", "Gulf of Mexico",
 "Journal of Small Business Management", "Battle of the Somme"."""
