@@ -27,6 +27,8 @@ _TOKEN = re.compile(rf"[{_L}](?:[{_L}'’&.\-]*[{_L}])?")
 _POSSESSIVE = re.compile(r"['’]s$")
 _NUMBER = re.compile(r"^\d+(?:[.\-]\d+)*$")
 _YEAR = re.compile(r"^(?:19|20)\d\d$")
+_ENDS_NO_NAME = lex.POSTNOMINALS | {"the"}
+"""Words a name never ends with: "the", honours after it ("Archibald Gordon CBE")."""
 _LETTER_WORD = re.compile(r"^[A-Z]-[a-z]")  # O-ring, X-ray: words, not names
 _WORDISH = re.compile(r"\w")
 _WORD_BEFORE = re.compile(r"([A-Za-z][\w'’-]*)[ :]*$")
@@ -285,9 +287,7 @@ def _opens_name(tokens: list[_Token]) -> bool:
 def _trailing_noise(token: _Token, sentence: str) -> bool:
     """A particle, a year, the day of a date ("Published 30 April") or an honour after a
     name ("Archibald Gordon CBE") ends no name."""
-    if token.kind == "particle" or token.text == "the" or _YEAR.match(token.text):
-        return True
-    if token.text in lex.POSTNOMINALS:
+    if token.kind == "particle" or token.text in _ENDS_NO_NAME or _YEAR.match(token.text):
         return True
     return token.kind == "number" and bool(_DATE_AFTER.match(sentence[token.end :]))
 
