@@ -388,6 +388,28 @@ def test_a_person_without_the_middle_name_joins_the_one_full_name() -> None:
     })  # fmt: skip
 
 
+def test_a_middle_initial_joins_the_one_full_name_it_stands_for() -> None:
+    key = block("middle", "paul", "sorg")
+    people = {
+        "paul j. sorg": member(1, "person", "Paul J. Sorg"),
+        "paul john sorg": member(2, "person", "Paul John Sorg"),
+    }
+    found = groups(people, _at(key, "middle", *people), 64)
+    assert found["paul j. sorg"].members == ("paul j. sorg", "paul john sorg")
+    assert found["paul j. sorg"].canonical == "paul john sorg"
+    # Two middle names with that initial: it joins neither.
+    people["paul james sorg"] = member(1, "person", "Paul James Sorg")
+    found = groups(people, _at(key, "middle", *people), 64)
+    assert found["paul j. sorg"].members == ("paul j. sorg",)
+    # Initials stand for a word in the same place only, and never for another initial.
+    bush = {
+        "george w. bush": member(1, "person", "George W. Bush"),
+        "george herbert walker bush": member(1, "person", "George Herbert Walker Bush"),
+        "george h. bush": member(1, "person", "George H. Bush"),
+    }
+    assert not block_pairs(_at(block("middle", "george", "bush"), "middle", *bush), bush)
+
+
 def test_a_surname_anywhere_in_the_document_joins_its_full_name() -> None:
     full = [replace(entity("Ingrid Halvorsen", "person"), chunk_id="c1")]
     alone = [replace(entity("Halvorsen", "person"), chunk_id="c2")]

@@ -19,9 +19,10 @@ the components are checked before they are used:
 - evidence at a blocking key (`evidence.BLOCKED`) becomes pairs of the block's live
   members (`block_pairs`): two names in another word order, neither typed person, join;
   a person's shorter name points at a longer one holding its words in order, first and
-  last the same ("Paul Stevens" / "Paul David Stevens"); a lone name typed person or
-  untyped points at the full names typed person of its document that start or end with it,
-  if it stands beside that name in every document where it is used alone;
+  last the same ("Paul Stevens" / "Paul David Stevens"), and a name with a middle initial
+  at the name with that middle name ("Paul J. Sorg" / "Paul John Sorg"); a lone name typed
+  person or untyped points at the full names typed person of its document that start or end
+  with it, if it stands beside that name in every document where it is used alone;
 - plural evidence counts between names both written in lowercase, or both of two words or
   more and neither typed person ("Academy Awards" / "Academy Award", not "Amazons");
 - weak evidence (a surname or given name alone, a name without its middle name) joins the
@@ -173,11 +174,24 @@ def _reordered(a: Member, b: Member) -> bool:
 
 
 def _without_middle(a: Member, b: Member) -> bool:
+    """Two people's names, first and last the same: one without a middle name of the other
+    ("Paul Stevens" / "Paul David Stevens"), or with a middle name as its initial, word for
+    word ("Paul J. Sorg" / "Paul John Sorg"; "George W. Bush" is no "George Herbert Walker
+    Bush")."""
     short, full = sorted((a.name.casefold().split(), b.name.casefold().split()), key=len)
-    if a.type != "person" or b.type != "person" or len(short) == len(full):
+    if a.type != "person" or b.type != "person" or short == full:
         return False
+    if short[0] != full[0] or short[-1] != full[-1]:
+        return False
+    if len(short) == len(full):
+        return all(map(_stands_for, short, full)) or all(map(_stands_for, full, short))
     rest = iter(full)
-    return short[0] == full[0] and short[-1] == full[-1] and all(w in rest for w in short)
+    return all(w in rest for w in short)
+
+
+def _stands_for(word: str, other: str) -> bool:
+    """`word` is `other`, or its initial ("j." for "john")."""
+    return word == other or (len(word.rstrip(".")) == 1 and other[:1] == word[:1])
 
 
 def _used_alone(a: Member, b: Member) -> bool:
