@@ -176,8 +176,8 @@ def _reordered(a: Member, b: Member) -> bool:
 def _without_middle(a: Member, b: Member) -> bool:
     """Two people's names, first and last the same: one without a middle name of the other
     ("Paul Stevens" / "Paul David Stevens"), or with a middle name as its initial, word for
-    word ("Paul J. Sorg" / "Paul John Sorg"; "George W. Bush" is no "George Herbert Walker
-    Bush")."""
+    word ("Paul J. Sorg" / "Paul John Sorg"; "George W. Bush" is neither "George Herbert
+    Walker Bush" nor "George H. W. Bush")."""
     short, full = sorted((a.name.casefold().split(), b.name.casefold().split()), key=len)
     if a.type != "person" or b.type != "person" or short == full:
         return False
@@ -185,13 +185,19 @@ def _without_middle(a: Member, b: Member) -> bool:
         return False
     if len(short) == len(full):
         return all(map(_stands_for, short, full)) or all(map(_stands_for, full, short))
+    if any(_initial(w) for w in short[1:-1]):
+        return False  # "George W. Bush" is no "George H. W. Bush"
     rest = iter(full)
     return all(w in rest for w in short)
 
 
+def _initial(word: str) -> bool:
+    return len(word.rstrip(".")) == 1
+
+
 def _stands_for(word: str, other: str) -> bool:
     """`word` is `other`, or its initial ("j." for "john")."""
-    return word == other or (len(word.rstrip(".")) == 1 and other[:1] == word[:1])
+    return word == other or (_initial(word) and other[:1] == word[:1])
 
 
 def _used_alone(a: Member, b: Member) -> bool:
