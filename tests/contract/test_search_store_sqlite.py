@@ -260,3 +260,11 @@ async def test_a_record_given_twice_in_one_write_is_stored_as_its_last_copy(db: 
     assert ids(await store.search_vector(Collection.CHUNKS, WS, unit(0.0, 1.0), NO_FILTER, 1)) == [
         "r1"
     ]
+
+
+class TestSqliteSearchStoreApproximate(SearchStoreContract):
+    """The same contract with every collection searched by its approximate index."""
+
+    @pytest.fixture
+    async def store(self, db: Database) -> SearchStore:
+        return await SqliteSearchStore.open(db, approximate_from=1)

@@ -117,6 +117,8 @@ def seen_docs(r: Retrieval) -> set[str]:
 def store_settings(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
     if request.param == "sqlite":
         return embedded_settings(tmp_path)
+    if request.param == "sqlite-approximate":  # every collection on its approximate index
+        return embedded_settings(tmp_path, storage={"approximate_from": 1})
     node: ElasticsearchNode = request.getfixturevalue("elasticsearch_node")
     prefix = unique_index("filters")
     return embedded_settings(
@@ -126,7 +128,9 @@ def store_settings(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
     )
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module", params=["sqlite", "elasticsearch"])
+@pytest_asyncio.fixture(
+    scope="module", loop_scope="module", params=["sqlite", "sqlite-approximate", "elasticsearch"]
+)
 async def indexed(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> AsyncIterator[Backends]:

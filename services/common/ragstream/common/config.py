@@ -233,6 +233,9 @@ class BusConfig(Section):
 class StorageConfig(Section):
     search: Literal["sqlite", "elasticsearch"] = "sqlite"
     graph: Literal["sqlite", "nebula"] = "sqlite"
+    approximate_from: int = Field(200_000, ge=1)
+    """Embedded search store: the vectors from which a collection of a workspace is searched
+    by its approximate index (storage/sqlite/ann.py) rather than exactly."""
 
 
 class ElasticsearchConfig(Section):

@@ -76,7 +76,9 @@ class Opening:
 async def _sqlite_data(opening: Opening) -> DataStores:
     from ragstream.common.storage.sqlite import open_embedded_stores
 
-    return await open_embedded_stores(await opening.database())
+    return await open_embedded_stores(
+        await opening.database(), opening.settings.storage.approximate_from
+    )
 
 
 async def _elastic_data(opening: Opening) -> DataStores:

@@ -9,6 +9,7 @@ Not thread-safe: the owner serializes access.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -25,6 +26,41 @@ every row and mask the rest, which is cheaper than copying most of the matrix.""
 
 class DimensionMismatchError(ValueError):
     """A vector's length differs from the vectors already stored."""
+
+
+def checked_query(query: FloatMatrix, dim: int | None) -> FloatMatrix:
+    """The query normalized; an error when its size is not the index's `dim`."""
+    if query.ndim != 1 or query.shape[0] != dim:
+        raise DimensionMismatchError(
+            f"query vector has shape {query.shape}, the index holds {dim}-d vectors"
+        )
+    return l2_normalize(query)
+
+
+class VectorIndex(Protocol):
+    """Dense search over the vectors of one (collection, workspace): exact (DenseIndex) or
+    approximate (ann.ApproximateIndex)."""
+
+    generation: int
+    """The store's change counter this index reflects (see search.py)."""
+
+    def __len__(self) -> int: ...
+
+    def upsert(self, pks: Sequence[int], vectors: FloatMatrix) -> None:
+        """Adds or replaces rows; `vectors` must already be normalized."""
+        ...
+
+    def remove(self, pks: Sequence[int]) -> None: ...
+
+    def scores(self, query: FloatMatrix, pks: Sequence[int]) -> dict[int, float]:
+        """pk -> cosine of those of `pks` that the index holds."""
+        ...
+
+    def search(
+        self, query: FloatMatrix, allowed: IntArray | None, limit: int, min_score: float
+    ) -> list[tuple[int, float]]:
+        """(pk, cosine) best first, over `allowed` pks only (None: all rows)."""
+        ...
 
 
 def _scores(matrix: FloatMatrix, query: FloatMatrix) -> FloatMatrix:
@@ -61,6 +97,10 @@ class DenseIndex:
 
     def __len__(self) -> int:
         return self._size
+
+    def rows(self) -> tuple[IntArray, FloatMatrix]:
+        """The pks and their vectors, in the same order (views, valid until a change)."""
+        return self._pks[: self._size], self._matrix[: self._size]
 
     def upsert(self, pks: Sequence[int], vectors: FloatMatrix) -> None:
         """Adds or replaces rows; `vectors` must already be normalized."""
@@ -110,17 +150,9 @@ class DenseIndex:
         rows = [(pk, row) for pk in pks if (row := self._rows.get(pk)) is not None]
         if not rows:
             return {}
-        q = self._checked(query)
+        q = checked_query(query, self.dim)
         found = _scores(self._matrix[[row for _, row in rows]], q)
         return {pk: float(score) for (pk, _), score in zip(rows, found, strict=True)}
-
-    def _checked(self, query: FloatMatrix) -> FloatMatrix:
-        """The query normalized; an error when its size is not the index's."""
-        if query.ndim != 1 or query.shape[0] != self.dim:
-            raise DimensionMismatchError(
-                f"query vector has shape {query.shape}, the index holds {self.dim}-d vectors"
-            )
-        return l2_normalize(query)
 
     def search(
         self, query: FloatMatrix, allowed: IntArray | None, limit: int, min_score: float
@@ -128,7 +160,7 @@ class DenseIndex:
         """(pk, cosine) best first, over `allowed` pks only (None: all rows)."""
         if self._size == 0 or limit <= 0:
             return []
-        q = self._checked(query)
+        q = checked_query(query, self.dim)
         pks = self._pks[: self._size]
         matrix = self._matrix[: self._size]
         if allowed is None:

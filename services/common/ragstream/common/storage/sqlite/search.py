@@ -14,6 +14,10 @@ fails, the matrix is dropped and reloaded on the next search.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import hashlib
+import logging
 import sqlite3
 import threading
 from collections import defaultdict
@@ -24,34 +28,58 @@ import numpy as np
 from ragstream.common.models import Collection, Hit, SearchFilter, SearchRecord, Vector
 from ragstream.common.storage.sqlite import bm25, lexical, search_rows
 from ragstream.common.storage.sqlite import search_schema as schema
+from ragstream.common.storage.sqlite.ann import ApproximateIndex
 from ragstream.common.storage.sqlite.db import Database
-from ragstream.common.storage.sqlite.dense import DenseIndex, DimensionMismatchError
+from ragstream.common.storage.sqlite.dense import (
+    DenseIndex,
+    DimensionMismatchError,
+    FloatMatrix,
+    IntArray,
+    VectorIndex,
+)
 from ragstream.common.storage.sqlite.hit_cache import HitCache
 from ragstream.common.storage.sqlite.postings_cache import PostingsCache
 from ragstream.common.vectors import unit_vector
 
 _Key = tuple[Collection, str]
+log = logging.getLogger(__name__)
+
+APPROXIMATE_FROM = 200_000
+"""Vectors from which a (collection, workspace) is searched approximately (ann.py); below,
+exact search is fast enough (100k x 384 in a few milliseconds) and never misses."""
 
 
 class SqliteSearchStore:
-    """SearchStore over one Database; create with `await SqliteSearchStore.open(db)`."""
+    """SearchStore over one Database; create with `await SqliteSearchStore.open(db)`.
 
-    def __init__(self, db: Database) -> None:
+    `approximate_from`: the vectors from which a collection's dense search is approximate.
+    Its approximate index is written beside the database on close, stamped with the change
+    counter it reflects, and read back on the first search when the counter still matches.
+    """
+
+    def __init__(self, db: Database, approximate_from: int = APPROXIMATE_FROM) -> None:
         self._db = db
-        self._indexes: dict[_Key, DenseIndex] = {}
+        self._approximate_from = approximate_from
+        self._indexes: dict[_Key, VectorIndex] = {}
         self._locks: dict[_Key, threading.Lock] = {}
         self._locks_guard = threading.Lock()
         self._postings = PostingsCache()
         self._hits = HitCache()
 
     @classmethod
-    async def open(cls, db: Database) -> SqliteSearchStore:
+    async def open(
+        cls, db: Database, approximate_from: int = APPROXIMATE_FROM
+    ) -> SqliteSearchStore:
         await db.migrate("search", schema.MIGRATIONS)
-        return cls(db)
+        return cls(db, approximate_from)
 
     async def close(self) -> None:
-        """Drops the in-memory vectors; the Database is closed by its owner."""
-        self._indexes.clear()
+        """Writes the approximate indexes beside the database and drops the in-memory
+        vectors; the Database is closed by its owner."""
+        indexes, self._indexes = self._indexes, {}
+        for key, index in indexes.items():
+            if isinstance(index, ApproximateIndex):
+                await asyncio.to_thread(self._save, key, index)
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -140,16 +168,20 @@ class SqliteSearchStore:
                     self._indexes.pop(key, None)
             raise
 
-    def _apply(self, key: _Key, generation: int, change: Callable[[DenseIndex], None]) -> None:
+    def _apply(self, key: _Key, generation: int, change: Callable[[VectorIndex], None]) -> None:
         with self._lock(key):
             index = self._indexes.get(key)
             if index is None:
                 return
-            if index.generation == generation - 1:
-                change(index)
-                index.generation = generation
-            else:
+            if index.generation != generation - 1:
                 del self._indexes[key]  # missed another writer's change: reload lazily
+                return
+            change(index)
+            index.generation = generation
+            if isinstance(index, DenseIndex) and len(index) >= self._approximate_from:
+                self._indexes[key] = self._approximate(index.rows(), generation)
+            elif isinstance(index, ApproximateIndex) and (index.stale or not len(index)):
+                del self._indexes[key]  # outgrown or emptied: built again on the next search
 
     def _lock(self, key: _Key) -> threading.Lock:
         with self._locks_guard:
@@ -303,15 +335,63 @@ class SqliteSearchStore:
 
     def _current_index(
         self, conn: sqlite3.Connection, key: _Key, stored: tuple[int | None, int]
-    ) -> DenseIndex:
-        """The key's matrix, loaded or reloaded when the stored change counter is ahead;
+    ) -> VectorIndex:
+        """The key's index, loaded or reloaded when the stored change counter is ahead;
         `stored`: the snapshot's (vector size, change counter), `search_rows.state`."""
         collection, workspace = key
         dim, generation = stored
         index = self._indexes.get(key)
         if index is not None and index.generation >= generation:
             return index
-        pks, matrix = search_rows.load_vectors(conn, schema.tables(collection), workspace, dim)
-        index = DenseIndex(dim, pks, matrix, generation)
+        index = self._saved(key, generation)
+        if index is None:
+            rows = search_rows.load_vectors(conn, schema.tables(collection), workspace, dim)
+            if dim is not None and len(rows[0]) >= self._approximate_from:
+                index = self._approximate(rows, generation)
+            else:
+                index = DenseIndex(dim, *rows, generation)
         self._indexes[key] = index
+        return index
+
+    @staticmethod
+    def _approximate(rows: tuple[IntArray, FloatMatrix], generation: int) -> ApproximateIndex:
+        pks, matrix = rows
+        index = ApproximateIndex.build(matrix.shape[1], pks, matrix)
+        index.generation = generation
+        return index
+
+    # -- the approximate indexes on disk ---------------------------------------------------
+
+    def _stem(self, key: _Key) -> str:
+        """The file name of a key's index, without its change counter."""
+        collection, workspace = key
+        digest = hashlib.sha256(workspace.encode()).hexdigest()[:16]
+        return f"vectors-{collection.value}-{digest}"
+
+    def _save(self, key: _Key, index: ApproximateIndex) -> None:
+        """Writes the index as of its change counter, then drops older copies. Another
+        process may save the same key: each copy names its counter, and is complete before
+        it is renamed into place."""
+        folder = self._db.path.parent
+        path = folder / f"{self._stem(key)}-g{index.generation}.faiss"
+        partial = path.with_name(f".{path.name}.partial")
+        index.write(partial)
+        partial.with_suffix(".npz").replace(path.with_suffix(".npz"))
+        partial.replace(path)
+        for old in folder.glob(f"{self._stem(key)}-g*"):
+            if old.suffix in (".faiss", ".npz") and old.stem != path.stem:
+                with contextlib.suppress(FileNotFoundError):
+                    old.unlink()
+
+    def _saved(self, key: _Key, generation: int) -> ApproximateIndex | None:
+        """The index saved at exactly `generation`, if any can be read."""
+        path = self._db.path.parent / f"{self._stem(key)}-g{generation}.faiss"
+        if not path.exists():
+            return None
+        try:
+            index = ApproximateIndex.read(path)
+        except (OSError, RuntimeError, ValueError, KeyError) as error:
+            log.warning("%s cannot be read (%s); building it again", path, error)
+            return None
+        index.generation = generation
         return index
