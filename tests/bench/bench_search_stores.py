@@ -96,6 +96,7 @@ from ragstream.common.storage.sqlite import Database, SqliteDocumentStore, Sqlit
 from ragstream.common.storage.sqlite.communities import SqliteCommunityStore
 from ragstream.common.storage.sqlite.graph import SqliteGraphStore
 from ragstream.common.storage.sqlite.mentions import SqliteCacheStore, SqliteMentionStore
+from ragstream.common.storage.sqlite.search import APPROXIMATE_FROM
 from ragstream.common.text.analyzer import analyze
 from ragstream.common.timing import StageTimer
 from ragstream.query.engine import QueryEngine
@@ -270,9 +271,13 @@ async def latency(
     return cuts[49], cuts[94], cuts[98], statistics.median(cpu)
 
 
-async def knn_recall(store: SearchStore, data: Corpus, factor: int, k: int = 50) -> float:
-    """Mean recall@k of the store's kNN against exact top-k over the chunk vectors."""
-    es_queries.CANDIDATE_FACTOR = factor
+async def knn_recall(
+    store: SearchStore, data: Corpus, factor: int | None = None, k: int = 50
+) -> float:
+    """Mean recall@k of the store's kNN against exact top-k over the chunk vectors;
+    `factor`: Elasticsearch's candidates per result."""
+    if factor is not None:
+        es_queries.CANDIDATE_FACTOR = factor
     matrix = np.concatenate(
         [hash_embed(_texts(s, min(s + BATCH, data.size)), DIM) for s in range(0, data.size, BATCH)]
     )
@@ -293,14 +298,16 @@ def memory_mb() -> tuple[float, float]:
 
 
 @contextlib.asynccontextmanager
-async def embedded(directory: Path) -> AsyncIterator[Stores]:
+async def embedded(directory: Path, approximate_from: int) -> AsyncIterator[Stores]:
     async with await Database.open(directory) as db:
+        search = await SqliteSearchStore.open(db, approximate_from)
         yield Stores(
-            search=await SqliteSearchStore.open(db), graph=await SqliteGraphStore.open(db),
+            search=search, graph=await SqliteGraphStore.open(db),
             mentions=await SqliteMentionStore.open(db), docs=await SqliteDocumentStore.open(db),
             cache=await SqliteCacheStore.open(db),
             communities=await SqliteCommunityStore.open(db),
         )  # fmt: skip
+        await search.close()  # saves an approximate index beside the database
 
 
 @contextlib.asynccontextmanager
@@ -341,7 +348,12 @@ def directory(kept: Path | None, name: str, size: int) -> Iterator[tuple[Path, b
 
 
 async def run(
-    sizes: list[int], backends: list[str], url: str | None, queries: int, kept: Path | None
+    sizes: list[int],
+    backends: list[str],
+    url: str | None,
+    queries: int,
+    kept: Path | None,
+    approximate_from: int = APPROXIMATE_FROM,
 ) -> None:
     print(
         "backend        size   chunks/s  naive p50/p95/p99 (cpu p50) ms"
@@ -352,7 +364,11 @@ async def run(
         for name in backends:
             before = memory_mb()[0]
             with directory(kept, name, size) as (tmp, loaded):
-                opened = embedded(tmp) if name == "embedded" else elastic(url or "", tmp)
+                opened = (
+                    embedded(tmp, approximate_from)
+                    if name == "embedded"
+                    else elastic(url or "", tmp)
+                )
                 async with opened as stores:
                     rate = math.nan if loaded else await load(stores, data)
                     if kept is not None and not loaded:
@@ -365,6 +381,8 @@ async def run(
                     if name == "elasticsearch":
                         recalls = [(f, await knn_recall(stores.search, data, f)) for f in (2, 4, 8)]
                         extra = " ".join(f"recall@50(x{f})={r:.3f}" for f, r in recalls)
+                    elif size >= approximate_from:
+                        extra = f"recall@50={await knn_recall(stores.search, data):.3f}"
             print(
                 f"{name:13} {size:7d} {rate:9.0f}  {_ms(naive)}  {_ms(mix)}"
                 f"  {before:7.0f}/{after:7.0f}/{peak:7.0f}  {extra}",
@@ -398,12 +416,18 @@ def main() -> None:
     parser.add_argument(
         "--store", type=Path, help="keep (and reuse) the embedded stores in this directory"
     )
+    parser.add_argument(
+        "--approximate-from", type=int, default=APPROXIMATE_FROM,
+        help="embedded: vectors from which dense search is approximate (a size above the "
+        "largest measures the exact scan)",
+    )  # fmt: skip
     args = parser.parse_args()
+    common = (args.queries, args.store, args.approximate_from)
     if "elasticsearch" not in args.backends:
-        asyncio.run(run(args.sizes, args.backends, None, args.queries, args.store))
+        asyncio.run(run(args.sizes, args.backends, None, *common))
         return
     with node(args.es_url) as url:
-        asyncio.run(run(args.sizes, args.backends, url, args.queries, args.store))
+        asyncio.run(run(args.sizes, args.backends, url, *common))
 
 
 if __name__ == "__main__":

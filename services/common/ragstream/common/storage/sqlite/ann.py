@@ -58,19 +58,24 @@ class ApproximateIndex:
     def build(cls, dim: int, pks: IntArray, matrix: FloatMatrix) -> ApproximateIndex:
         """Trained on a seeded sample of `matrix` (normalized rows), holding all of it."""
         nonzero = np.flatnonzero(np.any(matrix != 0, axis=1))
-        lists = max(1, min(len(nonzero), int(LISTS_PER_ROOT * math.sqrt(len(nonzero)))))
+        index = cls.empty(dim, matrix[training_sample(nonzero)], len(nonzero))
+        index.upsert([int(pk) for pk in pks], matrix)
+        return index
+
+    @classmethod
+    def empty(cls, dim: int, sample: FloatMatrix, total: int) -> ApproximateIndex:
+        """An empty index whose lists are trained on `sample` (nonzero normalized rows,
+        `training_sample` of `total`) for `total` vectors."""
+        if not len(sample):  # only zero vectors: any one direction will do
+            sample = np.eye(1, dim, dtype=np.float32)
+        lists = min(lists_for(total), len(sample))  # k-means needs a point per list
         index = faiss.index_factory(dim, f"IVF{lists},SQfp16", faiss.METRIC_INNER_PRODUCT)
         ivf = faiss.extract_index_ivf(index)
         ivf.cp.seed = SEED
         ivf.cp.min_points_per_centroid = 1  # small collections (tests) train without a warning
-        rng = np.random.default_rng(SEED)
-        size = min(len(nonzero), TRAINING_PER_LIST * lists)
-        chosen = np.sort(rng.choice(nonzero, size, replace=False))
-        index.train(matrix[chosen] if size else np.eye(1, dim, dtype=np.float32))
+        index.train(sample)
         ivf.set_direct_map_type(faiss.DirectMap.Hashtable)  # type: ignore[attr-defined]
-        approximate = cls(index, set(), set(), len(nonzero))
-        approximate.upsert([int(pk) for pk in pks], matrix)
-        return approximate
+        return cls(index, set(), set(), total)
 
     @classmethod
     def read(cls, path: Path) -> ApproximateIndex:
@@ -163,3 +168,16 @@ class ApproximateIndex:
         vectors = self._index.reconstruct_batch(np.asarray(pks, dtype=np.int64))
         found = vectors @ q
         return [(pk, float(s)) for pk, s in zip(pks, found, strict=True)]
+
+
+def lists_for(total: int) -> int:
+    """Inverted lists for `total` vectors: LISTS_PER_ROOT * sqrt(total), at least one."""
+    return max(1, min(total, int(LISTS_PER_ROOT * math.sqrt(total))))
+
+
+def training_sample(candidates: IntArray) -> IntArray:
+    """The seeded sample, ascending, of `candidates` (positions or pks of nonzero vectors)
+    that trains the lists for that many vectors."""
+    size = min(len(candidates), TRAINING_PER_LIST * lists_for(len(candidates)))
+    chosen = np.random.default_rng(SEED).choice(candidates, size, replace=False)
+    return np.sort(chosen).astype(np.int64)

@@ -28,7 +28,7 @@ import numpy as np
 from ragstream.common.models import Collection, Hit, SearchFilter, SearchRecord, Vector
 from ragstream.common.storage.sqlite import bm25, lexical, search_rows
 from ragstream.common.storage.sqlite import search_schema as schema
-from ragstream.common.storage.sqlite.ann import ApproximateIndex
+from ragstream.common.storage.sqlite.ann import ApproximateIndex, training_sample
 from ragstream.common.storage.sqlite.db import Database
 from ragstream.common.storage.sqlite.dense import (
     DenseIndex,
@@ -343,13 +343,17 @@ class SqliteSearchStore:
         index = self._indexes.get(key)
         if index is not None and index.generation >= generation:
             return index
+        tables = schema.tables(collection)
         index = self._saved(key, generation)
         if index is None:
-            rows = search_rows.load_vectors(conn, schema.tables(collection), workspace, dim)
-            if dim is not None and len(rows[0]) >= self._approximate_from:
-                index = self._approximate(rows, generation)
+            pks = search_rows.vector_pks(conn, tables, workspace)
+            if dim is not None and len(pks) >= self._approximate_from:
+                index = _streamed(conn, tables, pks, dim)
+                index.generation = generation
             else:
-                index = DenseIndex(dim, *rows, generation)
+                index = DenseIndex(
+                    dim, *search_rows.load_vectors(conn, tables, workspace, dim), generation
+                )
         self._indexes[key] = index
         return index
 
@@ -395,3 +399,19 @@ class SqliteSearchStore:
             return None
         index.generation = generation
         return index
+
+
+LOAD_BLOCK = 65_536
+"""Vectors read at a time into an approximate index being built from the database."""
+
+
+def _streamed(
+    conn: sqlite3.Connection, tables: schema.Tables, pks: IntArray, dim: int
+) -> ApproximateIndex:
+    """The approximate index of `pks`, trained on a sample read first, then filled block by
+    block: at 1M vectors it never holds the float32 matrix (1.5 GB) it would be built from."""
+    [(_, sample)] = search_rows.vector_blocks(conn, tables, training_sample(pks), dim, len(pks))
+    index = ApproximateIndex.empty(dim, sample[np.any(sample != 0, axis=1)], len(pks))
+    for block_pks, block in search_rows.vector_blocks(conn, tables, pks, dim, LOAD_BLOCK):
+        index.upsert(block_pks.tolist(), block)
+    return index

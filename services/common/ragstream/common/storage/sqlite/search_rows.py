@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -256,3 +256,28 @@ def load_vectors(
     pks = np.fromiter((pk for pk, _ in found), dtype=np.int64, count=len(found))
     flat = np.frombuffer(b"".join(blob for _, blob in found), dtype="<f4")
     return pks, flat.astype(np.float32, copy=False).reshape(len(found), dim or 0)
+
+
+def vector_pks(conn: sqlite3.Connection, tables: schema.Tables, workspace: str) -> IntArray:
+    """The pks of the workspace's vectors, ascending."""
+    rows = conn.execute(
+        f"SELECT pk FROM {tables.records} WHERE workspace = ? ORDER BY pk", (workspace,)
+    ).fetchall()
+    return np.fromiter((pk for (pk,) in rows), dtype=np.int64, count=len(rows))
+
+
+def vector_blocks(
+    conn: sqlite3.Connection, tables: schema.Tables, pks: IntArray, dim: int, size: int
+) -> Iterator[tuple[IntArray, FloatMatrix]]:
+    """The vectors of `pks` (ascending), `size` at a time, so that loading a large
+    collection never holds more than one block beside what it builds."""
+    for start in range(0, len(pks), size):
+        wanted = pks[start : start + size]
+        found = conn.execute(
+            f"SELECT pk, vector FROM {tables.vectors} "
+            "WHERE pk IN (SELECT value FROM json_each(?)) ORDER BY pk",
+            (json_list(wanted.tolist()),),
+        ).fetchall()
+        block = np.fromiter((pk for pk, _ in found), dtype=np.int64, count=len(found))
+        flat = np.frombuffer(b"".join(blob for _, blob in found), dtype="<f4")
+        yield block, flat.astype(np.float32).reshape(len(found), dim)
