@@ -158,11 +158,17 @@ async def sequential_p50_ms(address: str, count: int) -> float:
         for _ in range(3):  # warm-up: connections, first-call imports
             await stub.Query(mix_query(), timeout=30)
         latencies = []
+        stages: dict[str, list[float]] = {}
         for _ in range(count):
             started = time.perf_counter()
-            await stub.Query(mix_query(), timeout=30)
+            response = await stub.Query(mix_query(), timeout=30)
             latencies.append(time.perf_counter() - started)
-    return statistics.median(latencies) * 1000
+            for timing in response.timings:
+                stages.setdefault(timing.stage, []).append(timing.duration_ms)
+    p50_ms = statistics.median(latencies) * 1000
+    parts = ", ".join(f"{stage} {statistics.median(ms):.1f}" for stage, ms in stages.items())
+    print(f"mix p50 {p50_ms:.1f} ms; stage p50s, ms: {parts}", file=sys.stderr)
+    return p50_ms
 
 
 def start_llm(port: int, embed_ms: float) -> subprocess.Popen[bytes]:
