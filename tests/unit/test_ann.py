@@ -139,3 +139,28 @@ async def test_a_saved_index_behind_the_store_is_not_used(tmp_path: Path) -> Non
         store = await SqliteSearchStore.open(db, approximate_from=100)
         hits = await store.search_vector(Collection.CHUNKS, WS, vectors[250], NO_FILTER, 1)
         assert ids(hits) == ["late"]
+
+
+async def test_a_store_searching_exactly_ignores_a_saved_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vectors = clustered(200)
+    async with await Database.open(tmp_path) as db:
+        store = await SqliteSearchStore.open(db, approximate_from=100)
+        await store.upsert(
+            Collection.CHUNKS, [record(f"r{i}", vector=v) for i, v in enumerate(vectors)]
+        )
+        await store.search_vector(Collection.CHUNKS, WS, vectors[0], NO_FILTER, 1)
+        await store.close()
+    assert saved(tmp_path) == [".faiss", ".npz"]
+    searched: list[object] = []
+
+    def approximate(*args: object) -> list[tuple[int, float]]:
+        searched.append(args)
+        return []
+
+    monkeypatch.setattr(ApproximateIndex, "search", approximate)
+    async with await Database.open(tmp_path) as db:
+        store = await SqliteSearchStore.open(db, approximate_from=1_000)
+        [hit] = await store.search_vector(Collection.CHUNKS, WS, vectors[5], NO_FILTER, 1)
+        assert hit.record.id == "r5" and not searched

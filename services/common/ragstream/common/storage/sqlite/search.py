@@ -345,6 +345,8 @@ class SqliteSearchStore:
             return index
         tables = schema.tables(collection)
         index = self._saved(key, generation)
+        if index is not None and len(index) < self._approximate_from:
+            index = None  # saved by a store that searches approximately from fewer vectors
         if index is None:
             pks = search_rows.vector_pks(conn, tables, workspace)
             if dim is not None and len(pks) >= self._approximate_from:
