@@ -1,15 +1,18 @@
-"""The embedded SearchStore: BM25 over SQLite postings, an in-memory matrix for dense search.
+"""The embedded SearchStore: BM25 over SQLite postings, an in-memory index for dense search.
 
 Filters always run inside the search (BM25: in the WHERE that reads each term's postings;
-dense: the allowed rows are selected before any vector is scored), so a filtered search
-returns the best allowed records, not the allowed part of an unfiltered top-k.
+dense: the allowed rows are selected before any vector is scored, or passed to the
+approximate index's search), so a filtered search returns the best allowed records, not the
+allowed part of an unfiltered top-k.
 
-The vector matrix of a (collection, workspace) is loaded on its first search and then
-updated by this instance's writes. Every write also bumps the workspace's change counter
-in `search_state`; a search that finds the counter ahead of its matrix (another instance
-or process wrote) reloads it. A write updates the matrix under the index lock just before
-its COMMIT, so searches never reload after this instance's own writes; if the COMMIT then
-fails, the matrix is dropped and reloaded on the next search.
+The vector index of a (collection, workspace) is loaded on its first search and then
+updated by this instance's writes: an exact matrix (dense.py), or from `approximate_from`
+vectors an approximate index (ann.py), built when a write crosses that size (about 15 s at
+200k vectors, in that write) or when a large collection is loaded. Every write also bumps
+the workspace's change counter in `search_state`; a search that finds the counter ahead of
+its index (another instance or process wrote) reloads it. A write updates the index under
+the index lock just before its COMMIT, so searches never reload after this instance's own
+writes; if the COMMIT then fails, the index is dropped and reloaded on the next search.
 """
 
 from __future__ import annotations
@@ -79,7 +82,10 @@ class SqliteSearchStore:
         indexes, self._indexes = self._indexes, {}
         for key, index in indexes.items():
             if isinstance(index, ApproximateIndex):
-                await asyncio.to_thread(self._save, key, index)
+                try:
+                    await asyncio.to_thread(self._save, key, index)
+                except OSError as error:  # the index is built again from the database
+                    log.warning("the %s vector index was not saved: %s", key[0].value, error)
 
     # -- writes ---------------------------------------------------------------------------
 
