@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragstream.common.models import Collection, SearchRecord
+from ragstream.common.models import Collection, SearchFilter, SearchRecord
 from ragstream.common.storage.protocols import SearchStore
 from ragstream.common.storage.sqlite import Database, DimensionMismatchError, SqliteSearchStore
 from ragstream.common.storage.sqlite.dense import DenseIndex, top_k
@@ -169,6 +169,58 @@ async def test_a_version_1_index_moves_to_postings_with_the_same_bm25(tmp_path: 
         ]
 
 
+async def test_postings_of_two_workspaces_move_to_their_own_ranges(tmp_path: Path) -> None:
+    """Version 4: a posting carries its workspace's number and its record's length; the
+    same searches answer the same in both workspaces, filtered or not, before and after."""
+    records = [
+        record("a1", ["solar", "panel", "solar"], doc_ids=("d1",), timestamp=5.0),
+        record("a2", ["solar", *[f"filler{i}" for i in range(9)]], doc_ids=("d2",)),
+        record("b1", ["solar", "wind"], workspace="other", doc_ids=("d1",)),
+        record("b2", ["wind", "wind", "solar", "hydro"], workspace="other", doc_ids=("d3",)),
+    ]
+    d1 = SearchFilter(doc_ids=frozenset({"d1"}))
+    Answers = dict[tuple[str, str, bool], list[str]]
+
+    async def answers(store: SqliteSearchStore) -> tuple[Answers, list[float]]:
+        found: Answers = {}
+        scores: list[float] = []
+        for workspace in (WS, "other", "never-written"):
+            for terms in ("solar", "solar wind hydro", "filler3"):
+                for search_filter in (NO_FILTER, d1):
+                    hits = await store.search_terms(
+                        Collection.CHUNKS, workspace, terms.split(), search_filter, 5
+                    )
+                    found[workspace, terms, search_filter is d1] = ids(hits)
+                    scores += [hit.score for hit in hits]
+        return found, scores
+
+    async with await Database.open(tmp_path / "fresh") as fresh_db:
+        fresh = await SqliteSearchStore.open(fresh_db)
+        await fresh.upsert(Collection.CHUNKS, records)
+        expected, scores = await answers(fresh)
+    assert expected[WS, "solar", False] == ["a1", "a2"]
+    assert expected[WS, "solar", True] == ["a1"]
+    assert expected["other", "solar wind hydro", False] == ["b2", "b1"]
+    assert expected["other", "solar wind hydro", True] == ["b1"]
+    assert expected["other", "filler3", False] == []
+    assert not any(expected["never-written", terms, f] for terms, f in [("solar", False)])
+    async with await Database.open(tmp_path / "old") as old_db:
+        await old_db.migrate("search", MIGRATIONS[:1])
+        await old_db.write(lambda conn: _write_version_1(conn, records))
+        store = await SqliteSearchStore.open(old_db)
+        assert await answers(store) == (expected, scores)
+        numbered = await old_db.read(
+            lambda conn: conn.execute(
+                "SELECT DISTINCT w.name FROM search_chunks_postings AS p "
+                "JOIN search_workspaces AS w ON w.id = p.ws ORDER BY 1"
+            ).fetchall()
+        )
+        assert numbered == [("other",), (WS,)]
+        await store.delete(Collection.CHUNKS, "other", ["b2"])
+        wind = await store.search_terms(Collection.CHUNKS, "other", ["wind"], NO_FILTER, 5)
+        assert ids(wind) == ["b1"]
+
+
 def _write_version_1(conn: sqlite3.Connection, records: list[SearchRecord]) -> None:
     """Rows as schema version 1 wrote them, FTS5 index included."""
     for pk, r in enumerate(records, start=1):
@@ -187,6 +239,10 @@ def _write_version_1(conn: sqlite3.Connection, records: list[SearchRecord]) -> N
         )
         conn.execute(
             "INSERT INTO search_chunks_fts (rowid, terms) VALUES (?, ?)", (pk, " ".join(r.terms))
+        )
+        conn.executemany(
+            "INSERT INTO search_chunks_docs (doc_id, pk) VALUES (?, ?)",
+            [(doc_id, pk) for doc_id in r.doc_ids],
         )
 
 

@@ -1,10 +1,13 @@
 """SQL of the embedded store's BM25 index: postings, document frequencies, corpus totals.
 
-Per collection `<c>`: `search_<c>_postings` (term, pk, tf), clustered by term so that one
-term's postings are one range; `search_<c>_df` (term, df); the record length in
-`search_<c>.length`; and the collection's record and token totals in `search_bm25`.
-Writes collect their changes in a TermChanges and apply them once per transaction, so a
-batch of records updates each frequency row once.
+Per collection `<c>`: `search_<c>_postings` (term, ws, pk, tf, length), clustered by term
+and workspace so that one term's postings in one workspace are one range that holds all a
+score needs (`ws` numbers the workspace in `search_workspaces`; the record's length is
+copied from `search_<c>.length`, a record's postings being rewritten whenever it is); an
+unfiltered search reads that range alone, a filtered one tests each posting's record.
+`search_<c>_df` holds (term, df) and the collection's record and token totals are in
+`search_bm25`. Writes collect their changes in a TermChanges and apply them once per
+transaction, so a batch of records updates each frequency row once.
 """
 
 from __future__ import annotations
@@ -29,18 +32,21 @@ class TermChanges:
     """One transaction's postings changes, written by `apply` in term order: a batch's
     inserts then walk the postings B-tree once instead of jumping about it per record."""
 
-    added: dict[int, Counter[str]] = field(default_factory=dict)
-    """pk -> tf of each (usable) term, for records indexed in this transaction."""
-    removed: list[tuple[str, int]] = field(default_factory=list)
+    added: dict[int, tuple[int, Counter[str]]] = field(default_factory=dict)
+    """pk -> (workspace number, tf of each usable term), for records indexed in this
+    transaction."""
+    removed: list[tuple[str, int, int]] = field(default_factory=list)
+    """(term, workspace number, pk) of each posting to delete."""
     df: Counter[str] = field(default_factory=Counter)
     peaks: dict[str, tuple[int, int]] = field(default_factory=dict)
     """Per added term: the highest tf and the shortest record length seen."""
     records: int = 0
     tokens: int = 0
 
-    def add(self, pk: int, terms: list[str]) -> None:
-        """Indexes a record's (usable) terms."""
-        counts = self.added[pk] = Counter(terms)
+    def add(self, pk: int, ws: int, terms: list[str]) -> None:
+        """Indexes a record's (usable) terms; `ws` numbers its workspace (`number_workspace`)."""
+        counts = Counter(terms)
+        self.added[pk] = (ws, counts)
         self.df.update(counts.keys())
         length = len(terms)
         for term, tf in counts.items():
@@ -51,15 +57,15 @@ class TermChanges:
 
     def terms(self) -> set[str]:
         """Every term whose postings the changes so far touch."""
-        return {term for counts in self.added.values() for term in counts} | {
-            term for term, _ in self.removed
+        return {term for _, counts in self.added.values() for term in counts} | {
+            term for term, _, _ in self.removed
         }
 
-    def remove(self, pk: int, terms: list[str]) -> None:
+    def remove(self, pk: int, ws: int, terms: list[str]) -> None:
         """Unindexes a record; `terms` are the usable terms it was indexed with."""
         unique = set(terms)
         if self.added.pop(pk, None) is None:  # else indexed by this transaction: not written
-            self.removed += [(term, pk) for term in unique]
+            self.removed += [(term, ws, pk) for term in unique]
         self.df.subtract(unique)
         self.records -= 1
         self.tokens -= len(terms)
@@ -73,12 +79,15 @@ def apply(
     A term's highest tf and shortest length only ever grow and shrink: after deletes they
     may be past the true values, which keeps them upper bounds of the term's weight."""
     conn.executemany(
-        f"DELETE FROM {tables.postings} WHERE term = ? AND pk = ?", sorted(changes.removed)
+        f"DELETE FROM {tables.postings} WHERE term = ? AND ws = ? AND pk = ?",
+        sorted(changes.removed),
     )
     conn.executemany(
-        f"INSERT INTO {tables.postings} (term, pk, tf) VALUES (?, ?, ?)",
+        f"INSERT INTO {tables.postings} (term, ws, pk, tf, length) VALUES (?, ?, ?, ?, ?)",
         sorted(
-            (term, pk, tf) for pk, counts in changes.added.items() for term, tf in counts.items()
+            (term, ws, pk, tf, counts.total())
+            for pk, (ws, counts) in changes.added.items()
+            for term, tf in counts.items()
         ),
     )
     moved = [(term, delta) for term, delta in changes.df.items() if delta]
@@ -109,6 +118,22 @@ _NO_LENGTH = 2**62
 """min_length of a change that added no record: leaves the stored minimum as it is."""
 
 
+def workspace_number(conn: sqlite3.Connection, workspace: str) -> int | None:
+    """The number of `workspace` in the postings; None before its first write."""
+    row = conn.execute("SELECT id FROM search_workspaces WHERE name = ?", (workspace,)).fetchone()
+    return None if row is None else int(row[0])
+
+
+def number_workspace(conn: sqlite3.Connection, workspace: str) -> int:
+    """The number of `workspace`, given it now if this is its first write."""
+    (number,) = conn.execute(
+        "INSERT INTO search_workspaces (name) VALUES (?) "
+        "ON CONFLICT (name) DO UPDATE SET name = excluded.name RETURNING id",
+        (workspace,),
+    ).fetchone()
+    return int(number)
+
+
 def corpus(conn: sqlite3.Connection, collection: Collection) -> bm25.Corpus:
     row = conn.execute(
         "SELECT records, tokens FROM search_bm25 WHERE collection = ?", (collection.value,)
@@ -132,21 +157,27 @@ class SqlPostings:
     """bm25.PostingSource over the tables, within one workspace and filter."""
 
     def __init__(
-        self, conn: sqlite3.Connection, tables: schema.Tables, workspace: str, where: SqlWhere
+        self, conn: sqlite3.Connection, tables: schema.Tables, ws: int | None, where: SqlWhere
     ) -> None:
+        """`ws`: the workspace's number (None: it has never been written, so holds nothing)."""
         self._conn = conn
         self._tables = tables
-        self._params = (workspace, *where.params)
-        # CROSS JOIN keeps the postings as the outer loop: one term's range drives, the
-        # workspace and filter test each of its records by primary key.
-        self._sql = (
-            f"SELECT p.pk, p.tf, r.length FROM {tables.postings} AS p "
-            f"CROSS JOIN {tables.records} AS r ON r.pk = p.pk "
-            f"WHERE p.term = ? AND r.workspace = ? AND ({where.sql})"
-        )
+        self._ws = ws
+        self._params = where.params
+        self._sql = f"SELECT pk, tf, length FROM {tables.postings} WHERE term = ? AND ws = ?"
+        if where.sql != "1":
+            # CROSS JOIN keeps the postings as the outer loop: the term's range drives, the
+            # filter tests each of its records by primary key.
+            self._sql = (
+                f"SELECT p.pk, p.tf, p.length FROM {tables.postings} AS p "
+                f"CROSS JOIN {tables.records} AS r ON r.pk = p.pk "
+                f"WHERE p.term = ? AND p.ws = ? AND ({where.sql})"
+            )
 
     def postings(self, term: str) -> bm25.Postings:
-        rows = self._conn.execute(self._sql, (term, *self._params)).fetchall()
+        if self._ws is None:
+            return bm25.Postings(np.empty(0, np.int64), np.empty(0), np.empty(0))
+        rows = self._conn.execute(self._sql, (term, self._ws, *self._params)).fetchall()
         flat = itertools.chain.from_iterable(rows)  # twice as fast as np.array(rows)
         table = np.fromiter(flat, dtype=np.float64, count=3 * len(rows)).reshape(len(rows), 3)
         return bm25.Postings(table[:, 0].astype(np.int64), table[:, 1], table[:, 2])
@@ -154,8 +185,8 @@ class SqlPostings:
     def frequencies(self, term: str, pks: bm25.IntArray) -> tuple[bm25.IntArray, bm25.FloatArray]:
         rows = self._conn.execute(
             f"SELECT pk, tf FROM {self._tables.postings} "
-            "WHERE term = ? AND pk IN (SELECT value FROM json_each(?))",
-            (term, json_list(pks.tolist())),
+            "WHERE term = ? AND ws = ? AND pk IN (SELECT value FROM json_each(?))",
+            (term, self._ws, json_list(pks.tolist())),
         ).fetchall()
         table = np.array(rows, dtype=np.int64).reshape(len(rows), 2)
         return table[:, 0], table[:, 1].astype(np.float64)

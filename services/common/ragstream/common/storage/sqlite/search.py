@@ -257,7 +257,8 @@ class SqliteSearchStore:
         where = search_rows.where(search_filter, tables)
 
         def read(conn: sqlite3.Connection) -> list[Hit]:
-            source: bm25.PostingSource = lexical.SqlPostings(conn, tables, workspace, where)
+            ws = lexical.workspace_number(conn, workspace)
+            source: bm25.PostingSource = lexical.SqlPostings(conn, tables, ws, where)
             terms = lexical.term_stats(conn, tables, unique)
             _, generation = search_rows.state(conn, collection, workspace)
             if search_filter.unrestricted:

@@ -153,6 +153,7 @@ def write_records(
     as writing the records one by one would leave them.
     """
     rows = [schema.record_row(r, v) for r, v in zip(records, vectors, strict=True)]
+    ws = lexical.number_workspace(conn, workspace)
     stored = _stored(conn, tables, workspace, [record.id for record in records])
     (top,) = conn.execute(f"SELECT coalesce(max(pk), 0) FROM {tables.records}").fetchone()
     pks: list[int] = []
@@ -166,7 +167,7 @@ def write_records(
             added.append((top, *row.record))
             continue
         pk, old_terms = old
-        changes.remove(pk, _indexed(old_terms))
+        changes.remove(pk, ws, _indexed(old_terms))
         pks.append(pk)
         replaced.append((*row.record[2:], pk))
     conn.executemany(
@@ -189,7 +190,7 @@ def write_records(
         [(pk, row.vector) for pk, row in zip(pks, rows, strict=True)],
     )
     for pk, record in zip(pks, records, strict=True):
-        changes.add(pk, schema.usable_terms(record.terms))
+        changes.add(pk, ws, schema.usable_terms(record.terms))
     conn.executemany(
         f"INSERT OR IGNORE INTO {tables.docs} (doc_id, pk) VALUES (?, ?)",
         [(doc_id, pk) for pk, r in zip(pks, records, strict=True) for doc_id in r.doc_ids],
@@ -222,9 +223,12 @@ def delete_records(
 ) -> list[int]:
     """Deletes the records that exist among `ids`; returns their pks."""
     stored = _stored(conn, tables, workspace, list(dict.fromkeys(ids)))
+    if not stored:
+        return []
+    ws = lexical.number_workspace(conn, workspace)
     pks: list[int] = []
     for pk, terms in stored.values():
-        changes.remove(pk, _indexed(terms))
+        changes.remove(pk, ws, _indexed(terms))
         pks.append(pk)
     # The other tables' rows go with the record (ON DELETE CASCADE).
     conn.executemany(f"DELETE FROM {tables.records} WHERE pk = ?", [(pk,) for pk in pks])

@@ -7,7 +7,8 @@ Per collection `<c>`, a record is spread over tables by how it is read:
 - `search_<c>_vectors`: the float32 vector, read when the in-memory matrix is loaded;
 - `search_<c>_docs`: doc id -> pk, and `search_<c>_meta`: (key, value) -> pk, so doc id
   and metadata filters are index lookups;
-- `search_<c>_postings`, `search_<c>_df` and `search_bm25`: the BM25 index (lexical.py).
+- `search_<c>_postings`, `search_<c>_df`, `search_bm25` and `search_workspaces`: the BM25
+  index (lexical.py).
 `search_state` holds, per (collection, workspace), the vector size and a change counter
 that every write increments, so an in-memory vector index can tell that it is stale.
 """
@@ -114,10 +115,39 @@ def _v3_statements() -> list[str]:
     ]
 
 
+_V4_COLLECTIONS = (*_V1_COLLECTIONS, "communities")
+
+
+def _v4_statements() -> list[str]:
+    """A posting carries its workspace's number and its record's length, so that an
+    unfiltered search reads one range of the postings and nothing else: joining each posting
+    to its record cost three times the read of the posting itself (0.75 of 1.1 us)."""
+    statements = [
+        "CREATE TABLE search_workspaces (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE)",
+        "INSERT INTO search_workspaces (name) "
+        + " UNION ".join(f"SELECT workspace FROM search_{name}" for name in _V4_COLLECTIONS)
+        + " ORDER BY 1",
+    ]
+    for name in _V4_COLLECTIONS:
+        table = f"search_{name}"
+        statements += [
+            f"ALTER TABLE {table}_postings RENAME TO {table}_postings_v3",
+            f"CREATE TABLE {table}_postings (term TEXT NOT NULL, ws INTEGER NOT NULL, "
+            "pk INTEGER NOT NULL, tf INTEGER NOT NULL, length INTEGER NOT NULL, "
+            "PRIMARY KEY (term, ws, pk)) WITHOUT ROWID",
+            f"INSERT INTO {table}_postings (term, ws, pk, tf, length) "
+            f"SELECT p.term, w.id, p.pk, p.tf, r.length FROM {table}_postings_v3 AS p "
+            f"JOIN {table} AS r ON r.pk = p.pk JOIN search_workspaces AS w ON w.name = r.workspace",
+            f"DROP TABLE {table}_postings_v3",
+        ]
+    return statements
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     tuple(_v1_statements()),
     tuple(_v2_statements()),
     tuple(_v3_statements()),
+    tuple(_v4_statements()),
 )
 
 
