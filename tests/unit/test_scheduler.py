@@ -143,6 +143,30 @@ async def test_concurrent_requests_share_one_call_with_unbatched_results(
     assert recording.closed
 
 
+async def test_a_lone_request_goes_at_once_and_those_behind_its_call_wait_together(
+    recording: Recording,
+) -> None:
+    recording.gate.clear()
+    loop = asyncio.get_running_loop()
+    cfg = config(batch_window_ms=1000, batch_size=32, concurrency=4)
+    async with EmbeddingScheduler(recording, cfg) as s:
+        start = loop.time()
+        lone = await started(s.embed(["alone"]))
+        await recording.wait_calls(1)
+        assert loop.time() - start < 0.5  # not the second's window
+        # A call is out: the next requests wait for the window (or a full batch) together.
+        followers = [await started(s.embed([f"next {i}"])) for i in range(3)]
+        await asyncio.sleep(0.05)
+        assert recording.calls == [["alone"]]
+        full = await started(s.embed(texts("fill", 29)))  # a full batch goes, window or not
+        await recording.wait_calls(2)
+        assert loop.time() - start < 0.5
+        recording.gate.set()
+        await asyncio.gather(lone, *followers, full)
+    assert recording.calls[1] == ["next 0", "next 1", "next 2", *texts("fill", 29)]
+    assert len(recording.calls) == 2
+
+
 async def test_batch_size_limit_splits_a_large_request_and_keeps_row_order(
     recording: Recording,
 ) -> None:

@@ -7,7 +7,10 @@ one `EmbeddingScheduler`:
 
 - requests that arrive within `batch_window_ms` of each other are merged into one provider
   call of at most `batch_size` texts and `batch_tokens` tokens; a request larger than that is
-  split across calls and reassembled in order;
+  split across calls and reassembled in order. A request that finds the scheduler idle
+  (nothing queued or in flight, and no other request within the window before it) is sent
+  at once: a lone query does not wait for company, and the requests that follow it while
+  its call is out are batched as before;
 - at most `concurrency` calls are in flight. A batch is packed only once a call slot is free,
   so a query that arrives while indexing saturates the provider goes into the very next call,
   ahead of the backlog: its latency grows by at most one provider round trip;
@@ -29,6 +32,7 @@ import contextvars
 import enum
 import itertools
 import logging
+import math
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -77,6 +81,8 @@ class _Request:
     """Done when answered, failed, or cancelled by the caller (then nothing more is sent)."""
     enqueued: float
     """Event-loop time of arrival; the batch window runs from the oldest pending request."""
+    alone: bool = False
+    """It found the scheduler idle: sent without waiting for the window."""
     caller: SpanContext = trace.INVALID_SPAN_CONTEXT
     """The span that asked (e.g. a query's embed stage): the batch span links to it."""
     sent: int = 0
@@ -129,6 +135,8 @@ class EmbeddingScheduler:
         self._queues: dict[Priority, deque[_Request]] = {p: deque() for p in Priority}
         self._pending_texts = 0
         self._pending_tokens = 0
+        self._in_flight = 0
+        self._last_arrival = -math.inf
         self._arrived = asyncio.Event()
         self._owner: asyncio.Task[None] | None = None
         self._closed = False
@@ -167,14 +175,18 @@ class EmbeddingScheduler:
         self._ensure_started()
         loop = asyncio.get_running_loop()
         tokens = token_bounds(texts, self._count, self._max_tokens // self._max_texts)
+        now = loop.time()
+        idle = not self._pending_texts and not self._in_flight
         request = _Request(
             texts=list(texts),
             tokens=tokens,
             priority=self._priority if priority is None else priority,
             future=loop.create_future(),
-            enqueued=loop.time(),
+            enqueued=now,
+            alone=idle and now - self._last_arrival >= self._window_s,
             caller=trace.get_current_span().get_span_context(),
         )
+        self._last_arrival = now
         self._queues[request.priority].append(request)
         self._pending_texts += len(tokens)
         self._pending_tokens += sum(tokens)
@@ -219,6 +231,7 @@ class EmbeddingScheduler:
                     await self._slots.acquire()
                     pieces = self._take_batch()
                     if pieces:
+                        self._in_flight += 1
                         calls.create_task(self._send(pieces))
                     else:
                         self._slots.release()
@@ -235,6 +248,8 @@ class EmbeddingScheduler:
                 await self._arrived.wait()
                 continue
             if self._pending_texts >= self._max_texts or self._pending_tokens >= self._max_tokens:
+                return
+            if any(queue and queue[0].alone for queue in self._queues.values()):
                 return
             remaining = self._oldest_arrival() + self._window_s - loop.time()
             if remaining <= 0:
@@ -302,6 +317,7 @@ class EmbeddingScheduler:
             if live:
                 await self._call(live)
         finally:
+            self._in_flight -= 1
             self._slots.release()
 
     async def _call(self, pieces: list[_Piece]) -> None:
