@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ from ragstream.common.config import QueryDefaults
 from ragstream.common.errors import BackendUnavailableError
 from ragstream.common.events import DocumentChange
 from ragstream.common.models import Collection, Hit, SearchFilter
+from ragstream.common.providers.embedding import Embedder, Matrix
 from ragstream.common.providers.scheduler import Priority
 from ragstream.common.storage.protocols import SearchStore
 from ragstream.common.timing import StageTimer
@@ -202,6 +203,66 @@ async def test_mix_searches_run_together_and_merge_in_a_fixed_order(tmp_path: Pa
     names = [name for name, _ in timer.items()]
     assert names.index("search_entities") < names.index("search_relations")
     assert names.index("search_relations") < names.index("search_chunks")
+
+
+class HeldEmbedder:
+    """An embedder whose calls wait for `release` (set) once they have been made."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self._inner = inner
+        self.name, self.dimensions, self.languages = inner.name, inner.dimensions, inner.languages
+        self.called = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def embed(self, texts: Sequence[str]) -> Matrix:
+        self.called.set()
+        await self.release.wait()
+        return await self._inner.embed(texts)
+
+    async def close(self) -> None:
+        await self._inner.close()
+
+
+class LexicalSearches(TimedSearches):
+    """Records each BM25 search as (collection, terms); `all_searched` once every collection
+    of SEARCHED has had one."""
+
+    def __init__(self, inner: SearchStore) -> None:
+        super().__init__(inner, None)
+        self.lexical: list[tuple[Collection, tuple[str, ...]]] = []
+        self.all_searched = asyncio.Event()
+
+    async def search_terms(self, collection: Collection, *args: Any, **kw: Any) -> list[Hit]:
+        try:
+            return await super().search_terms(collection, *args, **kw)
+        finally:
+            self.lexical.append((collection, tuple(args[1])))
+            if {c for c, _ in self.lexical} >= set(SEARCHED):
+                self.all_searched.set()
+
+
+async def test_the_bm25_searches_run_while_the_query_is_embedded(tmp_path: Path) -> None:
+    ask = question(MIX_QUESTION, Mode.MIX)
+    async with running_pipeline(embedded_settings(tmp_path)) as pipeline:
+        await index(pipeline, demo_docs())
+        embedder = pipeline.backends.providers.embeddings.view(Priority.QUERY)
+        plain = await QueryEngine(pipeline.backends.stores, embedder, None).retrieve(
+            ask, StageTimer()
+        )
+        store = LexicalSearches(pipeline.backends.stores.search)
+        held = HeldEmbedder(embedder)
+        engine = QueryEngine(replace(pipeline.backends.stores, search=store), held, None)
+        task = asyncio.create_task(engine.retrieve(ask, StageTimer()))
+        await asyncio.wait_for(held.called.wait(), 10)
+        await asyncio.wait_for(store.all_searched.wait(), 10)
+        before = list(store.lexical)
+        held.release.set()
+        retrieval = await task
+    # Every search's BM25 half ran (and ended) before a vector existed, and none ran again
+    # once the vectors came; the context is what the same engine finds searching in turn.
+    assert store.lexical == before
+    assert len(before) == len(set(before))
+    assert outline(retrieval) == outline(plain)
 
 
 class FailingEntitySearch(TimedSearches):

@@ -30,6 +30,7 @@ from ragstream.common.text.analyzer import analyze
 from ragstream.common.timing import StageTimer
 from ragstream.query.community_search import CommunitySearch
 from ragstream.query.lease import remote
+from ragstream.query.prefetch import Prefetch
 from ragstream.query.prompt import build_messages, render_prompt
 from ragstream.query.reranking import Reranking
 from ragstream.query.sentences import RERANK_CANDIDATES, best_sentences, rerank_quotes
@@ -77,16 +78,18 @@ class QueryEngine:
         self._chat = chat
         self._reranking = reranking
         self._reranker = reranking.reranker.name if reranking else "none (no reranker configured)"
+        self._search = stores.search
+        searches = (
+            EntitySearch(stores, candidates, rrf_k),
+            RelationSearch(stores, candidates, rrf_k),
+            ChunkSearch(stores.search, candidates, rrf_k),
+        )
         self.steps: tuple[Stage | Together, ...] = (
             FilterStage(stores.docs),
             KeywordStage(chat, stores.cache, stores.search),
             RewriteStage(chat, stores.cache, rewrite_min_seconds),
-            EmbedStage(embedder),
-            Together(
-                EntitySearch(stores, candidates, rrf_k),
-                RelationSearch(stores, candidates, rrf_k),
-                ChunkSearch(stores.search, candidates, rrf_k),
-            ),
+            EmbedStage(embedder, searches),
+            Together(*searches),
             GraphChunks(stores.search),
             MergeSources(stores.search, reranking),
             RerankStage(reranking),
@@ -110,17 +113,21 @@ class QueryEngine:
     async def retrieve(self, q: QueryInput, timer: StageTimer) -> Retrieval:
         if q.options.mode is Mode.BYPASS:
             return Retrieval()
-        state = QueryState(q, Retrieval(query_terms=tuple(analyze(q.query))))
+        prefetch = Prefetch(self._search)
+        state = QueryState(q, Retrieval(query_terms=tuple(analyze(q.query))), prefetch=prefetch)
         steps = self.community_steps if q.options.mode is Mode.COMMUNITY else self.steps
-        for step in steps:
-            if state.done:
-                break
-            stages = step.stages if isinstance(step, Together) else (step,)
-            running = [stage for stage in stages if stage.applies(state)]
-            if len(running) == 1:
-                await _timed(running[0], state, timer)
-            elif running:
-                await _all(_timed(stage, state, timer) for stage in running)
+        try:
+            for step in steps:
+                if state.done:
+                    break
+                stages = step.stages if isinstance(step, Together) else (step,)
+                running = [stage for stage in stages if stage.applies(state)]
+                if len(running) == 1:
+                    await _timed(running[0], state, timer)
+                elif running:
+                    await _all(_timed(stage, state, timer) for stage in running)
+        finally:
+            await prefetch.close()
         return state.result
 
     def messages(self, q: QueryInput, retrieval: Retrieval) -> list[ChatMessage]:

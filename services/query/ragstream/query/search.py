@@ -1,6 +1,7 @@
 """Search primitives shared by the query stages and the graph API.
 
-Hybrid search over one collection: BM25 and dense run concurrently, fused by RRF.
+Hybrid search over one collection: BM25 and dense run concurrently, fused by RRF. The BM25
+half may have been started already, while the query was embedded (prefetch.py).
 
 Filters go into both searches (inside the search, never after), and dense hits below the
 cosine threshold are dropped before fusion, so a weak vector neighbour cannot ride in on
@@ -21,6 +22,7 @@ from ragstream.common.models import Collection, Hit, SearchFilter, SearchRecord,
 from ragstream.common.storage.protocols import SearchStore
 from ragstream.common.telemetry import annotate, own, span
 from ragstream.query.fusion import reciprocal_rank_fusion
+from ragstream.query.prefetch import LexicalSearch, Prefetch
 
 
 class Retriever(enum.StrEnum):
@@ -43,12 +45,14 @@ class SearchSpec:
     retriever: Retriever = Retriever.HYBRID
 
 
-async def hybrid_search(store: SearchStore, collection: Collection, spec: SearchSpec) -> list[Hit]:
+async def hybrid_search(
+    store: SearchStore, collection: Collection, spec: SearchSpec, prefetch: Prefetch | None = None
+) -> list[Hit]:
     """The fused hits, best first, each scored by its RRF score."""
     attributes = own(collection=collection.value, retriever=spec.retriever.value)
     with span("hybrid_search", attributes=attributes) as current:
         lexical, dense = await asyncio.gather(
-            _lexical(store, collection, spec), _dense(store, collection, spec)
+            _lexical(store, collection, spec, prefetch), _dense(store, collection, spec)
         )
         hits = _combine(lexical, dense, spec)
         annotate(current, lexical_hits=len(lexical), dense_hits=len(dense), hits=len(hits))
@@ -72,11 +76,24 @@ def _combine(lexical: list[Hit], dense: list[Hit], spec: SearchSpec) -> list[Hit
     return [Hit(by_id[rid], score) for rid, score in fused[: spec.limit]]
 
 
-async def _lexical(store: SearchStore, collection: Collection, spec: SearchSpec) -> list[Hit]:
+def lexical_search(collection: Collection, spec: SearchSpec) -> LexicalSearch:
+    """The BM25 search `hybrid_search` makes for `spec` (whatever its vector)."""
+    return LexicalSearch(
+        collection, spec.workspace, tuple(spec.terms), spec.search_filter, spec.candidates
+    )
+
+
+async def _lexical(
+    store: SearchStore, collection: Collection, spec: SearchSpec, prefetch: Prefetch | None
+) -> list[Hit]:
     if not spec.terms or (spec.retriever is Retriever.DENSE and has_direction(spec.vector)):
         return []
+    search = lexical_search(collection, spec)
+    started = prefetch.take(search) if prefetch is not None else None
+    if started is not None:
+        return await started
     return await store.search_terms(
-        collection, spec.workspace, spec.terms, spec.search_filter, spec.candidates
+        collection, search.workspace, search.terms, search.search_filter, search.limit
     )
 
 

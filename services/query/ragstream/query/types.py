@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
@@ -11,6 +12,7 @@ from opentelemetry.trace import Span
 
 from ragstream.common.models import Hit, Provenance, SearchFilter, Vector
 from ragstream.common.providers.llm import ChatMessage
+from ragstream.query.prefetch import LexicalSearch, Prefetch
 
 if TYPE_CHECKING:
     from ragstream.query.community_search import CommunityContext
@@ -199,6 +201,8 @@ class QueryState:
     """Chunk ids picked for the entities, then for the relations."""
     done: bool = False
     """Set by a stage when nothing further can be found (a filter that allows nothing)."""
+    prefetch: Prefetch | None = None
+    """The BM25 searches started while the texts are embedded (prefetch.py)."""
 
     def vector(self, name: str) -> Vector | None:
         return self.vectors.get(self.texts.get(name, ""))
@@ -219,4 +223,12 @@ class Stage(Protocol):
 
     async def run(self, state: QueryState, span: Span) -> None:
         """Reads and writes `state`; annotates `span` with its counts."""
+        ...
+
+
+class SearchStage(Stage, Protocol):
+    """A search stage whose BM25 searches are known before the vectors are (prefetch.py)."""
+
+    def lexical(self, state: QueryState) -> Sequence[LexicalSearch]:
+        """The lexical searches `run` will make for this query, in any order."""
         ...

@@ -1,12 +1,15 @@
 """Embed stage: every text the mode needs (the query, the local and the global keywords) in
 one embedding request, through the shared priority scheduler, which also merges concurrent
-queries into one batch. If the batch fails, each text is embedded on its own (logged)."""
+queries into one batch. If the batch fails, each text is embedded on its own (logged).
+
+The searches' BM25 halves need no vector: they start before the request is sent, and run
+while it is out (prefetch.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from opentelemetry.trace import Span
 
@@ -14,7 +17,7 @@ from ragstream.common.models import Vector
 from ragstream.common.providers.embedding import Embedder
 from ragstream.common.telemetry import annotate
 from ragstream.query.lease import remote
-from ragstream.query.types import QueryState
+from ragstream.query.types import QueryState, SearchStage
 
 log = logging.getLogger(__name__)
 
@@ -22,8 +25,10 @@ log = logging.getLogger(__name__)
 class EmbedStage:
     name = "embed"
 
-    def __init__(self, embedder: Embedder) -> None:
+    def __init__(self, embedder: Embedder, searches: Iterable[SearchStage] = ()) -> None:
         self._embedder = embedder
+        self._searches = tuple(searches)
+        """The search stages that follow, whose lexical searches start here."""
 
     def applies(self, state: QueryState) -> bool:
         return True
@@ -36,6 +41,9 @@ class EmbedStage:
             "high": ", ".join(keywords.high) if mode.searches_relations else "",
         }
         state.texts.update({f"sub:{i}": text for i, text in enumerate(state.sub_queries)})
+        if state.prefetch is not None:
+            running = [stage for stage in self._searches if stage.applies(state)]
+            state.prefetch.start([search for stage in running for search in stage.lexical(state)])
         state.vectors = await embed_all(self._embedder, list(state.texts.values()))
         annotate(span, texts=len(state.vectors))
 

@@ -30,7 +30,8 @@ from ragstream.common.storage.protocols import GraphStore, Stores
 from ragstream.common.telemetry import annotate, own, span
 from ragstream.common.text.analyzer import analyze
 from ragstream.query.fusion import round_robin
-from ragstream.query.search import SearchSpec, hybrid_search
+from ragstream.query.prefetch import LexicalSearch, Prefetch
+from ragstream.query.search import SearchSpec, hybrid_search, lexical_search
 from ragstream.query.types import ContextEntity, ContextRelation, QueryState
 
 FILTERED_DESCRIPTION_TOKENS = 600
@@ -128,9 +129,9 @@ def rank_edges(
 
 
 async def local_graph(
-    stores: Stores, q: GraphQuery
+    stores: Stores, q: GraphQuery, prefetch: Prefetch | None = None
 ) -> tuple[list[ContextEntity], list[ContextRelation]]:
-    hits = await hybrid_search(stores.search, Collection.ENTITIES, _spec(q))
+    hits = await hybrid_search(stores.search, Collection.ENTITIES, _spec(q), prefetch)
     entities = [entity_of(hit) for hit in await _named_first(stores, q, hits)]
     keys = [e.key for e in entities]
     with span("graph_expand", attributes=own(direction="entities_to_relations")) as current:
@@ -194,9 +195,9 @@ async def _named_first(stores: Stores, q: GraphQuery, hits: list[Hit]) -> list[H
 
 
 async def global_graph(
-    stores: Stores, q: GraphQuery
+    stores: Stores, q: GraphQuery, prefetch: Prefetch | None = None
 ) -> tuple[list[ContextEntity], list[ContextRelation]]:
-    hits = await hybrid_search(stores.search, Collection.RELATIONS, _spec(q))
+    hits = await hybrid_search(stores.search, Collection.RELATIONS, _spec(q), prefetch)
     pairs = [(str(h.record.attrs["source"]), str(h.record.attrs["target"])) for h in hits]
     with span("graph_expand", attributes=own(direction="relations_to_entities")) as current:
         edges = await stores.graph.get_edges(q.workspace, pairs)
@@ -305,6 +306,7 @@ class _LevelSearch:
     name: str
     level: str
     """The embedded text it searches with: "low" (local) or "high" (global)."""
+    collection: Collection
 
     def __init__(self, stores: Stores, candidates: int, rrf_k: int) -> None:
         self._stores = stores
@@ -313,6 +315,9 @@ class _LevelSearch:
 
     def applies(self, state: QueryState) -> bool:
         return bool(state.texts.get(self.level))
+
+    def lexical(self, state: QueryState) -> list[LexicalSearch]:
+        return [lexical_search(self.collection, _spec(self.query(state)))]
 
     def query(self, state: QueryState) -> GraphQuery:
         o = state.q.options
@@ -350,10 +355,11 @@ class EntitySearch(_LevelSearch):
 
     name = "search_entities"
     level = "low"
+    collection = Collection.ENTITIES
 
     async def run(self, state: QueryState, span: Span) -> None:
         query = replace(self.query(state), names=state.result.keywords.low)
-        self.found(state, span, await local_graph(self._stores, query))
+        self.found(state, span, await local_graph(self._stores, query, state.prefetch))
 
 
 class RelationSearch(_LevelSearch):
@@ -361,6 +367,8 @@ class RelationSearch(_LevelSearch):
 
     name = "search_relations"
     level = "high"
+    collection = Collection.RELATIONS
 
     async def run(self, state: QueryState, span: Span) -> None:
-        self.found(state, span, await global_graph(self._stores, self.query(state)))
+        found = await global_graph(self._stores, self.query(state), state.prefetch)
+        self.found(state, span, found)
