@@ -148,7 +148,8 @@ class EmbeddingConfig(Section):
     batch_tokens: int = Field(16000, ge=64)
     """Most tokens in one provider call."""
     batch_window_ms: float = Field(5.0, ge=0, le=1000)
-    """How long the scheduler waits for more requests to fill a batch."""
+    """How long the scheduler waits for more requests to fill a batch; a request that finds
+    it idle (nothing queued or in flight) is sent at once."""
     concurrency: int = Field(2, ge=1, le=64)
     """Provider calls in flight at once."""
     timeout_s: float = Field(60.0, gt=0)
