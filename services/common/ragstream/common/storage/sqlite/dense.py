@@ -87,12 +87,13 @@ class DenseIndex:
     """Vectors keyed by the SQLite primary key of their record."""
 
     def __init__(self, dim: int | None, pks: IntArray, matrix: FloatMatrix, generation: int):
+        """`matrix` (float32) becomes the index's own, not copied: upsert and remove write it."""
         self.dim = dim
         self.generation = generation
         """The store's change counter this index reflects (see search.py)."""
         self._size = len(pks)
         self._pks = np.array(pks, dtype=np.int64)
-        self._matrix = np.array(matrix, dtype=np.float32).reshape(self._size, dim or 0)
+        self._matrix = np.asarray(matrix, dtype=np.float32).reshape(self._size, dim or 0)
         self._rows: dict[int, int] = {int(pk): row for row, pk in enumerate(self._pks)}
 
     def __len__(self) -> int:

@@ -360,9 +360,8 @@ class SqliteSearchStore:
                 index = _streamed(conn, tables, pks, dim)
                 index.generation = generation
             else:
-                index = DenseIndex(
-                    dim, *search_rows.load_vectors(conn, tables, workspace, dim), generation
-                )
+                matrix = search_rows.load_matrix(conn, tables, pks, dim or 0, LOAD_BLOCK)
+                index = DenseIndex(dim, pks, matrix, generation)
         self._indexes[key] = index
         return index
 

@@ -247,19 +247,19 @@ def _indexed(terms_json: str) -> list[str]:
     return schema.usable_terms(json.loads(terms_json))
 
 
-def load_vectors(
-    conn: sqlite3.Connection, tables: schema.Tables, workspace: str, dim: int | None
-) -> tuple[IntArray, FloatMatrix]:
-    """Every (pk, vector) of the workspace, as an array and a matrix in the same order."""
-    # pk IN (...) visits the vectors in pk order, i.e. mostly sequentially.
-    found = conn.execute(
-        f"SELECT pk, vector FROM {tables.vectors} "
-        f"WHERE pk IN (SELECT pk FROM {tables.records} WHERE workspace = ?)",
-        (workspace,),
-    ).fetchall()
-    pks = np.fromiter((pk for pk, _ in found), dtype=np.int64, count=len(found))
-    flat = np.frombuffer(b"".join(blob for _, blob in found), dtype="<f4")
-    return pks, flat.astype(np.float32, copy=False).reshape(len(found), dim or 0)
+def load_matrix(
+    conn: sqlite3.Connection, tables: schema.Tables, pks: IntArray, dim: int, block: int
+) -> FloatMatrix:
+    """The vectors of `pks` (ascending, every one stored), as rows in their order: read
+    `block` at a time into the matrix, so loading never holds the collection twice."""
+    matrix = np.empty((len(pks), dim), dtype=np.float32)
+    filled = 0
+    for found, rows in vector_blocks(conn, tables, pks, dim, block):
+        if not np.array_equal(found, pks[filled : filled + len(found)]):
+            raise RuntimeError(f"{tables.vectors}: a record without its vector")  # unreachable
+        matrix[filled : filled + len(found)] = rows
+        filled += len(found)
+    return matrix
 
 
 def vector_pks(conn: sqlite3.Connection, tables: schema.Tables, workspace: str) -> IntArray:
