@@ -360,7 +360,7 @@ class SqliteSearchStore:
                 index = _streamed(conn, tables, pks, dim)
                 index.generation = generation
             else:
-                matrix = search_rows.load_matrix(conn, tables, pks, dim or 0, LOAD_BLOCK)
+                matrix = search_rows.load_matrix(conn, tables, pks, dim or 0, EXACT_BLOCK)
                 index = DenseIndex(dim, pks, matrix, generation)
         self._indexes[key] = index
         return index
@@ -411,6 +411,9 @@ class SqliteSearchStore:
 
 LOAD_BLOCK = 65_536
 """Vectors read at a time into an approximate index being built from the database."""
+EXACT_BLOCK = 4_096
+"""Vectors read at a time into an exact index's matrix: the rows of a block come as one
+bytes object each, whose memory the next block reuses (6 MB of 384-d vectors)."""
 
 
 def _streamed(
