@@ -68,6 +68,8 @@ class SqliteSearchStore:
         self._locks_guard = threading.Lock()
         self._postings = PostingsCache()
         self._hits = HitCache()
+        self._numbers: dict[str, int] = {}
+        """Workspace -> its number in the postings: given once, never changed or taken back."""
 
     @classmethod
     async def open(
@@ -257,8 +259,9 @@ class SqliteSearchStore:
         where = search_rows.where(search_filter, tables)
 
         def read(conn: sqlite3.Connection) -> list[Hit]:
-            ws = lexical.workspace_number(conn, workspace)
-            source: bm25.PostingSource = lexical.SqlPostings(conn, tables, ws, where)
+            source: bm25.PostingSource = lexical.SqlPostings(
+                conn, tables, self._number(conn, workspace), where
+            )
             terms = lexical.term_stats(conn, tables, unique)
             _, generation = search_rows.state(conn, collection, workspace)
             if search_filter.unrestricted:
@@ -326,6 +329,16 @@ class SqliteSearchStore:
             return {found[pk]: score for pk, score in scores.items()}
 
         return await self._db.read(read)
+
+    def _number(self, conn: sqlite3.Connection, workspace: str) -> int | None:
+        """The workspace's number (lexical.py), None while it has none; safe in any thread
+        (a number read twice is the same number)."""
+        number = self._numbers.get(workspace)
+        if number is None:
+            number = lexical.workspace_number(conn, workspace)
+            if number is not None:
+                self._numbers[workspace] = number
+        return number
 
     def _hit_loader(
         self, conn: sqlite3.Connection, key: _Key, generation: int
