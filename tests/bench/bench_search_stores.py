@@ -72,6 +72,18 @@ previous run; recall@50 of the chunks' kNN against exact search over the bench's
 
 A naive query then spends most of its time reading the postings of its common terms
 (`lexical.SqlPostings.postings`, about 60% of the samples of a profile), the kNN search 3%.
+
+Then postings that carry their workspace's number and their record's length (schema version
+4: no join to the records), an exact index read 4,096 vectors at a time into the matrix it
+keeps, and the BM25 searches started during the embedding: the 1M store copied, the copy
+moved to version 4 on opening (140 s), the old code on the original and the new on the copy,
+in turn twice:
+
+    code     naive                  mix                    RSS
+    before   96.6/546.9 (67.0)      137.5/393.7 (195.4)    1,911 / 2,179
+    after    44.5/429.0 (42.8)      142.9/533.1 (210.1)    1,846 / 1,926
+    before   73.3/507.8 (51.1)      112.7/367.5 (162.0)    1,888 / 2,235
+    after    27.8/278.9 (29.9)      108.7/434.5 (157.7)    1,771 / 1,884
 """
 
 from __future__ import annotations
