@@ -19,6 +19,13 @@ server may batch with other queries'. Loopback only.
     .venv/bin/python -m tests.bench.bench_burst [--bursts 64 500] [--sequential 40] [--json]
 
 Exits with status 1 when a figure misses its target.
+
+The BM25 searches started during the embedding (query/prefetch.py) and a request that finds
+the embedding scheduler idle sent without the batch window: `--bursts --sequential 60`, the
+code before and after in turn five times on one 2-core machine, mix p50 in ms:
+
+    before  137.9  137.7  132.2  132.1  131.5   (embed 107.4-108.3, search_entities 11.9-14.7)
+    after   127.1  131.1  125.3  123.9  122.9   (embed 102.4-103.2, search_entities 9.2-11.7)
 """
 
 from __future__ import annotations
