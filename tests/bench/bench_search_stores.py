@@ -1,8 +1,11 @@
 """Search-store benchmark: the embedded store against Elasticsearch at the same sizes.
 
 Measures, per backend and corpus size: bulk indexing (chunks/s through `SearchStore.upsert`),
-Retrieve latency p50/p95/p99 of the real QueryEngine in `naive` (chunk search) and `mix` (chunks
-plus entity and relation search and the graph expansion) modes, and, for Elasticsearch, the
+the build of the store (`build=`: the seconds of every write, the making of the synthetic
+data left out, plus the first vector search of each collection, which loads or builds its
+vector index; a reused store reports its index load alone), Retrieve latency p50/p95/p99
+of the real QueryEngine in `naive` (chunk search) and `mix` (chunks plus entity and relation
+search and the graph expansion) modes, and, for Elasticsearch, the
 recall@50 of kNN against exact search (what chose queries.CANDIDATE_FACTOR/MIN_CANDIDATES).
 Data is synthetic (Zipf-distributed words) embedded with the hash embedder; the graph store
 is the embedded one for both (Elasticsearch has no graph role). On demand, never timed in CI:
@@ -98,7 +101,7 @@ import statistics
 import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -209,24 +212,46 @@ def _records(
     ]
 
 
-async def load(stores: Stores, data: Corpus) -> float:
+class Writes:
+    """Seconds spent in store writes, apart from making the synthetic data."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+
+    async def __call__(self, write: Awaitable[None]) -> None:
+        started = time.perf_counter()
+        await write
+        self.seconds += time.perf_counter() - started
+
+
+async def load(stores: Stores, data: Corpus) -> tuple[float, float]:
     """Writes the corpus, continuing a kept store where an interrupted load stopped (each
     batch is one transaction, and writing a batch again changes nothing); returns chunks/s
-    of the chunk upserts alone."""
-    writing = 0.0
+    of the chunk upserts alone, and the seconds of every write (chunks, entities, relations,
+    graph), the bench's making of its synthetic texts and vectors left out."""
+    chunk_writes, writes = Writes(), Writes()
     first = await _written(stores, Collection.CHUNKS)
     for start in range(first, data.size, BATCH):
         chunks = data.chunks(start, min(start + BATCH, data.size))
-        started = time.perf_counter()
-        await stores.search.upsert(Collection.CHUNKS, chunks)
-        writing += time.perf_counter() - started
-    rate = (data.size - first) / writing if writing else math.nan
+        await chunk_writes(stores.search.upsert(Collection.CHUNKS, chunks))
+    rate = (data.size - first) / chunk_writes.seconds if chunk_writes.seconds else math.nan
     for start in range(await _written(stores, Collection.ENTITIES), data.entities, BATCH):
-        await _load_graph_batch(stores, data, start, min(start + BATCH, data.entities))
+        await _load_graph_batch(stores, data, start, min(start + BATCH, data.entities), writes)
     refresh = getattr(stores.search, "refresh", None)
     if refresh is not None:
-        await refresh()
-    return rate
+        await writes(refresh())
+    return rate, chunk_writes.seconds + writes.seconds
+
+
+async def first_search_s(stores: Stores) -> float:
+    """Seconds of the first vector search of each collection: what loads or builds the
+    vector indexes (an approximate one from the stored vectors when none was saved)."""
+    started = time.perf_counter()
+    for collection in (Collection.CHUNKS, Collection.ENTITIES, Collection.RELATIONS):
+        await stores.search.search_vector(
+            collection, WS, hash_embed(["w1"], DIM)[0], SearchFilter(), 1
+        )
+    return time.perf_counter() - started
 
 
 async def _written(stores: Stores, collection: Collection) -> int:
@@ -234,23 +259,23 @@ async def _written(stores: Stores, collection: Collection) -> int:
     return max(await stores.search.count(collection, WS) // BATCH * BATCH - BATCH, 0)
 
 
-async def _load_graph_batch(stores: Stores, data: Corpus, start: int, stop: int) -> None:
+async def _load_graph_batch(
+    stores: Stores, data: Corpus, start: int, stop: int, writes: Writes
+) -> None:
     names = [f"entity{j}" for j in range(start, stop)]
     entity_texts, relation_texts = data.entity_texts(start, stop), data.relation_texts(start, stop)
     pairs = data.pairs(start, stop)
-    await stores.search.upsert(
-        Collection.ENTITIES,
-        _records("entity", start, entity_texts, lambda j: {"name": f"entity{j}", "type": "thing"}),
+    entities = _records(
+        "entity", start, entity_texts, lambda j: {"name": f"entity{j}", "type": "thing"}
     )
-    await stores.search.upsert(
-        Collection.RELATIONS,
-        _records(
-            "relation",
-            start,
-            relation_texts,
-            lambda j: {"source": pairs[j - start][0], "target": pairs[j - start][1]},
-        ),
+    relations = _records(
+        "relation",
+        start,
+        relation_texts,
+        lambda j: {"source": pairs[j - start][0], "target": pairs[j - start][1]},
     )
+    await writes(stores.search.upsert(Collection.ENTITIES, entities))
+    await writes(stores.search.upsert(Collection.RELATIONS, relations))
     nodes = [
         GraphNode(n, n, "thing", text, data.mentioned(j))
         for j, n, text in zip(range(start, stop), names, entity_texts, strict=True)
@@ -259,8 +284,8 @@ async def _load_graph_batch(stores: Stores, data: Corpus, start: int, stop: int)
         GraphEdge(min(a, b), max(a, b), "k", text, 1.0, data.mentioned(j))
         for j, (a, b), text in zip(range(start, stop), pairs, relation_texts, strict=True)
     ]
-    await stores.graph.upsert_nodes(WS, nodes)
-    await stores.graph.upsert_edges(WS, edges)
+    await writes(stores.graph.upsert_nodes(WS, nodes))
+    await writes(stores.graph.upsert_edges(WS, edges))
 
 
 def options(mode: Mode, rng: random.Random, size: int) -> QueryOptions:
@@ -396,19 +421,20 @@ async def run(
                     else elastic(url or "", tmp)
                 )
                 async with opened as stores:
-                    rate = math.nan if loaded else await load(stores, data)
+                    rate, written_s = (math.nan, math.nan) if loaded else await load(stores, data)
                     if kept is not None and not loaded:
                         (tmp / LOADED).touch()
+                    indexed_s = await first_search_s(stores)
                     engine = QueryEngine(stores, HashEmbedder(DIM), None)
                     naive = await latency(engine, data, Mode.NAIVE, queries)
                     mix = await latency(engine, data, Mode.MIX, queries)
                     after, peak = memory_mb()
-                    extra = ""
+                    extra = f"build={written_s + indexed_s:.0f}s (index {indexed_s:.0f}s)"
                     if name == "elasticsearch":
                         recalls = [(f, await knn_recall(stores.search, data, f)) for f in (2, 4, 8)]
-                        extra = " ".join(f"recall@50(x{f})={r:.3f}" for f, r in recalls)
+                        extra += " " + " ".join(f"recall@50(x{f})={r:.3f}" for f, r in recalls)
                     elif size >= approximate_from:
-                        extra = f"recall@50={await knn_recall(stores.search, data):.3f}"
+                        extra += f" recall@50={await knn_recall(stores.search, data):.3f}"
             print(
                 f"{name:13} {size:7d} {rate:9.0f}  {_ms(naive)}  {_ms(mix)}"
                 f"  {before:7.0f}/{after:7.0f}/{peak:7.0f}  {extra}",
