@@ -10,16 +10,16 @@ updated by this instance's writes: an exact matrix (dense.py), or from `approxim
 vectors an approximate index (ann.py), built when a write crosses that size (about 15 s at
 200k vectors, in that write) or when a large collection is loaded. Every write also bumps
 the workspace's change counter in `search_state`; a search that finds the counter ahead of
-its index (another instance or process wrote) reloads it. A write updates the index under
-the index lock just before its COMMIT, so searches never reload after this instance's own
-writes; if the COMMIT then fails, the index is dropped and reloaded on the next search.
+its index (another instance or process wrote) reloads it (vector_files.py: from the
+database, or the file an approximate index was saved to on close). A write updates the
+index under the index lock just before its COMMIT, so searches never reload after this
+instance's own writes; if the COMMIT then fails, the index is dropped and reloaded on the
+next search.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import hashlib
 import logging
 import sqlite3
 import threading
@@ -29,22 +29,20 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ragstream.common.models import Collection, Hit, SearchFilter, SearchRecord, Vector
-from ragstream.common.storage.sqlite import bm25, lexical, search_rows
+from ragstream.common.storage.sqlite import bm25, lexical, search_rows, vector_files
 from ragstream.common.storage.sqlite import search_schema as schema
-from ragstream.common.storage.sqlite.ann import ApproximateIndex, training_sample
+from ragstream.common.storage.sqlite.ann import ApproximateIndex
 from ragstream.common.storage.sqlite.db import Database
 from ragstream.common.storage.sqlite.dense import (
     DenseIndex,
     DimensionMismatchError,
-    FloatMatrix,
-    IntArray,
     VectorIndex,
 )
 from ragstream.common.storage.sqlite.hit_cache import HitCache
 from ragstream.common.storage.sqlite.postings_cache import PostingsCache
 from ragstream.common.vectors import unit_vector
 
-_Key = tuple[Collection, str]
+_Key = vector_files.Key
 log = logging.getLogger(__name__)
 
 APPROXIMATE_FROM = 200_000
@@ -85,7 +83,7 @@ class SqliteSearchStore:
         for key, index in indexes.items():
             if isinstance(index, ApproximateIndex):
                 try:
-                    await asyncio.to_thread(self._save, key, index)
+                    await asyncio.to_thread(vector_files.save, self._db.path.parent, key, index)
                 except OSError as error:  # the index is built again from the database
                     log.warning("the %s vector index was not saved: %s", key[0].value, error)
 
@@ -187,7 +185,7 @@ class SqliteSearchStore:
             change(index)
             index.generation = generation
             if isinstance(index, DenseIndex) and len(index) >= self._approximate_from:
-                self._indexes[key] = self._approximate(index.rows(), generation)
+                self._indexes[key] = vector_files.approximate(index.rows(), generation)
             elif isinstance(index, ApproximateIndex) and (index.stale or not len(index)):
                 del self._indexes[key]  # outgrown or emptied: built again on the next search
 
@@ -358,84 +356,13 @@ class SqliteSearchStore:
     ) -> VectorIndex:
         """The key's index, loaded or reloaded when the stored change counter is ahead;
         `stored`: the snapshot's (vector size, change counter), `search_rows.state`."""
-        collection, workspace = key
-        dim, generation = stored
+        generation = stored[1]
         index = self._indexes.get(key)
         if index is not None and index.generation >= generation:
             return index
-        tables = schema.tables(collection)
-        index = self._saved(key, generation)
-        if index is not None and len(index) < self._approximate_from:
-            index = None  # saved by a store that searches approximately from fewer vectors
-        if index is None:
-            pks = search_rows.vector_pks(conn, tables, workspace)
-            if dim is not None and len(pks) >= self._approximate_from:
-                index = _streamed(conn, tables, pks, dim)
-                index.generation = generation
-            else:
-                matrix = search_rows.load_matrix(conn, tables, pks, dim or 0, EXACT_BLOCK)
-                index = DenseIndex(dim, pks, matrix, generation)
+        index = vector_files.saved(self._db.path.parent, key, generation)
+        if index is None or len(index) < self._approximate_from:
+            # None saved, or saved by a store that searches approximately from fewer vectors
+            index = vector_files.load(conn, key, stored, self._approximate_from)
         self._indexes[key] = index
         return index
-
-    @staticmethod
-    def _approximate(rows: tuple[IntArray, FloatMatrix], generation: int) -> ApproximateIndex:
-        pks, matrix = rows
-        index = ApproximateIndex.build(matrix.shape[1], pks, matrix)
-        index.generation = generation
-        return index
-
-    # -- the approximate indexes on disk ---------------------------------------------------
-
-    def _stem(self, key: _Key) -> str:
-        """The file name of a key's index, without its change counter."""
-        collection, workspace = key
-        digest = hashlib.sha256(workspace.encode()).hexdigest()[:16]
-        return f"vectors-{collection.value}-{digest}"
-
-    def _save(self, key: _Key, index: ApproximateIndex) -> None:
-        """Writes the index as of its change counter, then drops older copies. Another
-        process may save the same key: each copy names its counter, and is complete before
-        it is renamed into place."""
-        folder = self._db.path.parent
-        path = folder / f"{self._stem(key)}-g{index.generation}.faiss"
-        partial = path.with_name(f".{path.name}.partial")
-        index.write(partial)
-        partial.with_suffix(".npz").replace(path.with_suffix(".npz"))
-        partial.replace(path)
-        for old in folder.glob(f"{self._stem(key)}-g*"):
-            if old.suffix in (".faiss", ".npz") and old.stem != path.stem:
-                with contextlib.suppress(FileNotFoundError):
-                    old.unlink()
-
-    def _saved(self, key: _Key, generation: int) -> ApproximateIndex | None:
-        """The index saved at exactly `generation`, if any can be read."""
-        path = self._db.path.parent / f"{self._stem(key)}-g{generation}.faiss"
-        if not path.exists():
-            return None
-        try:
-            index = ApproximateIndex.read(path)
-        except (OSError, RuntimeError, ValueError, KeyError) as error:
-            log.warning("%s cannot be read (%s); building it again", path, error)
-            return None
-        index.generation = generation
-        return index
-
-
-LOAD_BLOCK = 65_536
-"""Vectors read at a time into an approximate index being built from the database."""
-EXACT_BLOCK = 4_096
-"""Vectors read at a time into an exact index's matrix: the rows of a block come as one
-bytes object each, whose memory the next block reuses (6 MB of 384-d vectors)."""
-
-
-def _streamed(
-    conn: sqlite3.Connection, tables: schema.Tables, pks: IntArray, dim: int
-) -> ApproximateIndex:
-    """The approximate index of `pks`, trained on a sample read first, then filled block by
-    block: at 1M vectors it never holds the float32 matrix (1.5 GB) it would be built from."""
-    [(_, sample)] = search_rows.vector_blocks(conn, tables, training_sample(pks), dim, len(pks))
-    index = ApproximateIndex.empty(dim, sample[np.any(sample != 0, axis=1)], len(pks))
-    for block_pks, block in search_rows.vector_blocks(conn, tables, pks, dim, LOAD_BLOCK):
-        index.upsert(block_pks.tolist(), block)
-    return index
