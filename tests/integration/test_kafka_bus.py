@@ -54,11 +54,17 @@ async def committed(bootstrap: str, group: str) -> dict[int, int]:
 
 
 async def topic_layout(bootstrap: str, topics: list[str]) -> dict[str, tuple[int, str]]:
-    """Per topic: partition count and its max.message.bytes."""
+    """Per topic: partition count and its max.message.bytes. A topic just created may be
+    described for a moment without its partitions (the broker's metadata catching up): read
+    again until every topic has some, for at most 10 s."""
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
     await admin.start()
     try:
         described = await admin.describe_topics(topics)
+        async with asyncio.timeout(10):
+            while not all(t["partitions"] for t in described):
+                await asyncio.sleep(0.1)
+                described = await admin.describe_topics(topics)
         configs = await admin.describe_configs(
             [ConfigResource(ConfigResourceType.TOPIC, t) for t in topics]
         )
