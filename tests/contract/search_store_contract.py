@@ -129,14 +129,20 @@ class SearchStoreContract:
             [hit] = hits
             assert hit.record == replace(got, terms=(), vector=hit.record.vector)
             assert hit.record.vector.shape == (0,)
+        # Read as a hit carries it: the same record without its terms and vector.
+        [light] = await store.get(collection, WS, ["rec-1"], whole=False)
+        assert light == replace(got, terms=(), vector=light.vector)
+        assert light.vector.shape == (0,)
 
     async def test_get_keeps_the_order_asked_and_skips_unknown_ids(
         self, store: SearchStore
     ) -> None:
         await self._upsert(store, [record(f"r{i}", ["t"]) for i in range(4)])
-        got = await store.get(Collection.CHUNKS, WS, ["r3", "missing", "r0", "r2"])
-        assert [r.id for r in got] == ["r3", "r0", "r2"]
-        assert await store.get(Collection.CHUNKS, WS, []) == []
+        for whole in (True, False):
+            got = await store.get(Collection.CHUNKS, WS, ["r3", "missing", "r0", "r2"], whole=whole)
+            assert [r.id for r in got] == ["r3", "r0", "r2"]
+            assert await store.get(Collection.CHUNKS, WS, [], whole=whole) == []
+            assert await store.get(Collection.CHUNKS, "another", ["r0"], whole=whole) == []
 
     async def test_existing_names_the_stored_ids_of_the_workspace(self, store: SearchStore) -> None:
         await self._upsert(store, [record(f"r{i}", ["t"]) for i in range(3)])

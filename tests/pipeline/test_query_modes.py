@@ -16,7 +16,7 @@ from ragstream.cli import demo_data
 from ragstream.common.config import QueryDefaults
 from ragstream.common.errors import BackendUnavailableError
 from ragstream.common.events import DocumentChange
-from ragstream.common.models import Collection, Hit, SearchFilter
+from ragstream.common.models import Collection, Hit, SearchFilter, SearchRecord
 from ragstream.common.providers.embedding import Embedder, Matrix
 from ragstream.common.providers.scheduler import Priority
 from ragstream.common.storage.protocols import SearchStore
@@ -224,12 +224,13 @@ class HeldEmbedder:
 
 
 class LexicalSearches(TimedSearches):
-    """Records each BM25 search as (collection, terms); `all_searched` once every collection
-    of SEARCHED has had one."""
+    """Records each BM25 search as (collection, terms) and each entity read as its ids;
+    `all_searched` once every collection of SEARCHED has had one and entities were read."""
 
     def __init__(self, inner: SearchStore) -> None:
         super().__init__(inner, None)
         self.lexical: list[tuple[Collection, tuple[str, ...]]] = []
+        self.entity_reads: list[tuple[str, ...]] = []
         self.all_searched = asyncio.Event()
 
     async def search_terms(self, collection: Collection, *args: Any, **kw: Any) -> list[Hit]:
@@ -237,8 +238,21 @@ class LexicalSearches(TimedSearches):
             return await super().search_terms(collection, *args, **kw)
         finally:
             self.lexical.append((collection, tuple(args[1])))
-            if {c for c, _ in self.lexical} >= set(SEARCHED):
-                self.all_searched.set()
+            self._check()
+
+    async def get(
+        self, collection: Collection, workspace: str, ids: Sequence[str], *, whole: bool = True
+    ) -> list[SearchRecord]:
+        try:
+            return await self._inner.get(collection, workspace, ids, whole=whole)
+        finally:
+            if collection is Collection.ENTITIES:
+                self.entity_reads.append(tuple(ids))
+                self._check()
+
+    def _check(self) -> None:
+        if {c for c, _ in self.lexical} >= set(SEARCHED) and self.entity_reads:
+            self.all_searched.set()
 
 
 async def test_the_bm25_searches_run_while_the_query_is_embedded(tmp_path: Path) -> None:
@@ -255,13 +269,17 @@ async def test_the_bm25_searches_run_while_the_query_is_embedded(tmp_path: Path)
         task = asyncio.create_task(engine.retrieve(ask, StageTimer()))
         await asyncio.wait_for(held.called.wait(), 10)
         await asyncio.wait_for(store.all_searched.wait(), 10)
-        before = list(store.lexical)
+        before, named = list(store.lexical), list(store.entity_reads)
         held.release.set()
         retrieval = await task
     # Every search's BM25 half ran (and ended) before a vector existed, and none ran again
-    # once the vectors came; the context is what the same engine finds searching in turn.
+    # once the vectors came; the entities the keywords name were read then too, once (the
+    # reads after are the relations' endpoints); the context is what the same engine finds
+    # searching in turn.
     assert store.lexical == before
     assert len(before) == len(set(before))
+    assert [ids for ids in store.entity_reads if ids in named] == named
+    assert named and any(retrieval.keywords.low)
     assert outline(retrieval) == outline(plain)
 
 

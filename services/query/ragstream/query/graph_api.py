@@ -117,7 +117,7 @@ class GraphReader:
         nodes = await self._graph.get_nodes(workspace, keys)
         present = [n.key for n in nodes]
         degrees = await self._graph.degrees(workspace, present)
-        records = await self._search.get(Collection.ENTITIES, workspace, present)
+        records = await self._search.get(Collection.ENTITIES, workspace, present, whole=False)
         aliases = {r.id: r.aliases for r in records}
         return [EntityInfo(n, degrees.get(n.key, 0), aliases.get(n.key, ())) for n in nodes]
 
@@ -158,7 +158,7 @@ class GraphReader:
     async def chunks(self, workspace: str, chunk_ids: Sequence[str]) -> list[SourceText]:
         """The chunks that still exist among the first MAX_SOURCE_CHUNKS ids, in order."""
         records = await self._search.get(
-            Collection.CHUNKS, workspace, chunk_ids[:MAX_SOURCE_CHUNKS]
+            Collection.CHUNKS, workspace, chunk_ids[:MAX_SOURCE_CHUNKS], whole=False
         )
         return [
             SourceText(

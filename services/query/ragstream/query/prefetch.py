@@ -1,22 +1,26 @@
-"""BM25 searches started while the query's texts are being embedded.
+"""Reads that need no vector, started while the query's texts are being embedded.
 
-The lexical half of a hybrid search needs no vector, and the embedding round trip is most of
-a query's wait. So the embed stage starts the lexical searches the search stages will make
-(each names them: `types.SearchStage.lexical`), and `hybrid_search` takes the started search
-that is exactly its own (same collection, workspace, terms, filter and size) instead of
-searching again. A search nobody took (the query ended early, or a stage searched otherwise)
-is cancelled when the retrieval ends.
+The lexical half of a hybrid search needs no vector, nor does reading the entities the
+keywords name, and the embedding round trip is most of a query's wait. So the embed stage
+starts the reads the search stages will make (each names them: `types.SearchStage.early`),
+and the stage takes the started read that is exactly its own (`hybrid_search` a BM25 search
+of the same collection, workspace, terms, filter and size; local retrieval the same records)
+instead of reading again. A read nobody took (the query ended early, or a stage read
+otherwise) is cancelled when the retrieval ends.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
+from typing import Any, TypeVar, cast
 
-from ragstream.common.models import Collection, Hit, SearchFilter
+from ragstream.common.models import Collection, Hit, SearchFilter, SearchRecord
 from ragstream.common.storage.protocols import SearchStore
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,36 +34,60 @@ class LexicalSearch:
     limit: int
 
 
+@dataclass(frozen=True, slots=True)
+class RecordRead:
+    """The arguments of one `SearchStore.get(..., whole=False)` call."""
+
+    collection: Collection
+    workspace: str
+    ids: tuple[str, ...]
+
+
+EarlyRead = LexicalSearch | RecordRead
+
+
 class Prefetch:
-    """The lexical searches of one retrieval, started early; not thread-safe (one event loop)."""
+    """The early reads of one retrieval; not thread-safe (one event loop)."""
 
     def __init__(self, store: SearchStore) -> None:
         self._store = store
-        self._started: list[tuple[LexicalSearch, asyncio.Task[list[Hit]]]] = []
+        self._started: list[tuple[EarlyRead, asyncio.Task[Any]]] = []
 
-    def start(self, searches: Sequence[LexicalSearch]) -> None:
-        for search in searches:
-            if not search.terms or any(search == s for s, _ in self._started):
+    def start(self, reads: Sequence[EarlyRead]) -> None:
+        for read in reads:
+            if any(read == started for started, _ in self._started):
                 continue
-            call = self._store.search_terms(
-                search.collection,
-                search.workspace,
-                search.terms,
-                search.search_filter,
-                search.limit,
+            if call := self._call(read):
+                self._started.append((read, asyncio.ensure_future(call)))
+
+    def _call(self, read: EarlyRead) -> Awaitable[Any] | None:
+        if isinstance(read, LexicalSearch):
+            if not read.terms:
+                return None
+            return self._store.search_terms(
+                read.collection, read.workspace, read.terms, read.search_filter, read.limit
             )
-            self._started.append((search, asyncio.ensure_future(call)))
+        if not read.ids:
+            return None
+        return self._store.get(read.collection, read.workspace, read.ids, whole=False)
 
     def take(self, search: LexicalSearch) -> asyncio.Task[list[Hit]] | None:
         """The started search equal to `search`, handed over (at most once), or None."""
+        return cast("asyncio.Task[list[Hit]] | None", self._take(search))
+
+    def take_records(self, read: RecordRead) -> asyncio.Task[list[SearchRecord]] | None:
+        """The started record read equal to `read`, handed over (at most once), or None."""
+        return cast("asyncio.Task[list[SearchRecord]] | None", self._take(read))
+
+    def _take(self, read: EarlyRead) -> asyncio.Task[Any] | None:
         for index, (started, task) in enumerate(self._started):
-            if started == search:
+            if started == read:
                 del self._started[index]
                 return task
         return None
 
     async def close(self) -> None:
-        """Cancels the searches nobody took, and waits for them to stop."""
+        """Cancels the reads nobody took, and waits for them to stop."""
         left = [task for _, task in self._started]
         self._started.clear()
         for task in left:
@@ -67,3 +95,13 @@ class Prefetch:
         for task in left:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+
+
+async def records(
+    store: SearchStore, read: RecordRead, prefetch: Prefetch | None
+) -> list[SearchRecord]:
+    """The records of `read`: from the started read when there is one, else read now."""
+    started = prefetch.take_records(read) if prefetch is not None else None
+    if started is not None:
+        return await started
+    return await store.get(read.collection, read.workspace, read.ids, whole=False)

@@ -113,5 +113,6 @@ async def _dense(store: SearchStore, collection: Collection, spec: SearchSpec) -
 async def chunk_records(
     store: SearchStore, workspace: str, ids: Sequence[str]
 ) -> dict[str, SearchRecord]:
-    """The chunks of `ids` that exist, by id."""
-    return {r.id: r for r in await store.get(Collection.CHUNKS, workspace, list(ids))}
+    """The chunks of `ids` that exist, by id (as hits carry them: no terms, no vector)."""
+    records = await store.get(Collection.CHUNKS, workspace, list(ids), whole=False)
+    return {r.id: r for r in records}

@@ -12,7 +12,7 @@ from opentelemetry.trace import Span
 
 from ragstream.common.models import Hit, Provenance, SearchFilter, Vector
 from ragstream.common.providers.llm import ChatMessage
-from ragstream.query.prefetch import LexicalSearch, Prefetch
+from ragstream.query.prefetch import EarlyRead, Prefetch
 
 if TYPE_CHECKING:
     from ragstream.query.community_search import CommunityContext
@@ -202,7 +202,7 @@ class QueryState:
     done: bool = False
     """Set by a stage when nothing further can be found (a filter that allows nothing)."""
     prefetch: Prefetch | None = None
-    """The BM25 searches started while the texts are embedded (prefetch.py)."""
+    """The reads started while the texts are embedded (prefetch.py)."""
 
     def vector(self, name: str) -> Vector | None:
         return self.vectors.get(self.texts.get(name, ""))
@@ -227,8 +227,8 @@ class Stage(Protocol):
 
 
 class SearchStage(Stage, Protocol):
-    """A search stage whose BM25 searches are known before the vectors are (prefetch.py)."""
+    """A search stage with reads known before the vectors are (prefetch.py)."""
 
-    def lexical(self, state: QueryState) -> Sequence[LexicalSearch]:
-        """The lexical searches `run` will make for this query, in any order."""
+    def early(self, state: QueryState) -> Sequence[EarlyRead]:
+        """The reads `run` will make for this query that need no vector, in any order."""
         ...

@@ -39,9 +39,11 @@ class SearchStore(Protocol):
         ...
 
     async def get(
-        self, collection: Collection, workspace: str, ids: Sequence[str]
+        self, collection: Collection, workspace: str, ids: Sequence[str], *, whole: bool = True
     ) -> list[SearchRecord]:
-        """The records that exist among `ids`, in the order of `ids`."""
+        """The records that exist among `ids`, in the order of `ids`. `whole=False` reads them
+        as a search hit carries them (models.Hit: no terms, no vector), which is what a query
+        needs and costs a fraction of decoding them whole."""
         ...
 
     async def existing(

@@ -2,8 +2,8 @@
 one embedding request, through the shared priority scheduler, which also merges concurrent
 queries into one batch. If the batch fails, each text is embedded on its own (logged).
 
-The searches' BM25 halves need no vector: they start before the request is sent, and run
-while it is out (prefetch.py)."""
+The searches' reads that need no vector (their BM25 halves, the entities the keywords name)
+start before the request is sent, and run while it is out (prefetch.py)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ class EmbedStage:
     def __init__(self, embedder: Embedder, searches: Iterable[SearchStage] = ()) -> None:
         self._embedder = embedder
         self._searches = tuple(searches)
-        """The search stages that follow, whose lexical searches start here."""
+        """The search stages that follow, whose early reads start here."""
 
     def applies(self, state: QueryState) -> bool:
         return True
@@ -43,7 +43,7 @@ class EmbedStage:
         state.texts.update({f"sub:{i}": text for i, text in enumerate(state.sub_queries)})
         if state.prefetch is not None:
             running = [stage for stage in self._searches if stage.applies(state)]
-            state.prefetch.start([search for stage in running for search in stage.lexical(state)])
+            state.prefetch.start([read for stage in running for read in stage.early(state)])
         state.vectors = await embed_all(self._embedder, list(state.texts.values()))
         annotate(span, texts=len(state.vectors))
 

@@ -11,6 +11,7 @@ documents' mentions alone, so nothing outside the filter reaches the context.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol, TypeVar
@@ -30,7 +31,7 @@ from ragstream.common.storage.protocols import GraphStore, Stores
 from ragstream.common.telemetry import annotate, own, span
 from ragstream.common.text.analyzer import analyze
 from ragstream.query.fusion import round_robin
-from ragstream.query.prefetch import LexicalSearch, Prefetch
+from ragstream.query.prefetch import EarlyRead, Prefetch, RecordRead, records
 from ragstream.query.search import SearchSpec, hybrid_search, lexical_search
 from ragstream.query.types import ContextEntity, ContextRelation, QueryState
 
@@ -132,7 +133,7 @@ async def local_graph(
     stores: Stores, q: GraphQuery, prefetch: Prefetch | None = None
 ) -> tuple[list[ContextEntity], list[ContextRelation]]:
     hits = await hybrid_search(stores.search, Collection.ENTITIES, _spec(q), prefetch)
-    entities = [entity_of(hit) for hit in await _named_first(stores, q, hits)]
+    entities = [entity_of(hit) for hit in await _named_first(stores, q, hits, prefetch)]
     keys = [e.key for e in entities]
     with span("graph_expand", attributes=own(direction="entities_to_relations")) as current:
         edges, read = await edges_in_rank_order(stores.graph, q, keys)
@@ -167,17 +168,25 @@ async def edges_in_rank_order(
     return list(edges.values()), min(start, len(keys))
 
 
-async def _named_first(stores: Stores, q: GraphQuery, hits: list[Hit]) -> list[Hit]:
+def named_read(workspace: str, names: Sequence[str]) -> RecordRead:
+    """The read of the entities the keywords name, as local retrieval makes it."""
+    keys = dict.fromkeys(entity_key(name) for name in names if name.strip())
+    return RecordRead(Collection.ENTITIES, workspace, tuple(keys))
+
+
+async def _named_first(
+    stores: Stores, q: GraphQuery, hits: list[Hit], prefetch: Prefetch | None
+) -> list[Hit]:
     """The entities the keywords name exactly, in keyword order, then the other hits.
 
     A search for "Watertown International Airport, Alexandria International Airport" can rank
     "Louisiana" (described alongside one of them) above the other airport; an exact name is
     the strongest evidence there is of what the question is about.
     """
-    keys = list(dict.fromkeys(entity_key(name) for name in q.names if name.strip()))
-    if not keys:
+    read = named_read(q.workspace, q.names)
+    if not read.ids:
         return hits
-    found = {r.id: r for r in await stores.search.get(Collection.ENTITIES, q.workspace, keys)}
+    found = {r.id: r for r in await records(stores.search, read, prefetch)}
     # A name entity resolution merged into another entity pins that entity (its alias).
     for hit in hits:
         for member in hit.record.attrs.get("members") or ():
@@ -186,7 +195,7 @@ async def _named_first(stores: Stores, q: GraphQuery, hits: list[Hit]) -> list[H
     top = max(scores.values(), default=1.0)
     named = [
         Hit(found[key], scores.get(found[key].id, top))
-        for key in keys
+        for key in read.ids
         if key in found and _allowed(found[key].doc_ids, q.allowed_docs)
     ]
     named = list({hit.record.id: hit for hit in named[::-1]}.values())[::-1]
@@ -202,11 +211,13 @@ async def global_graph(
     with span("graph_expand", attributes=own(direction="relations_to_entities")) as current:
         edges = await stores.graph.get_edges(q.workspace, pairs)
         endpoints = list(dict.fromkeys(k for e in edges for k in (e.source, e.target)))
-        nodes = await stores.graph.get_nodes(q.workspace, endpoints)
+        nodes, aliases = await asyncio.gather(
+            stores.graph.get_nodes(q.workspace, endpoints),
+            _aliases(stores, q.workspace, endpoints),
+        )
         annotate(current, relations=len(edges), entities=len(nodes))
     scores = {h.record.id: h.score for h in hits}
     allowed = [n for n in nodes if _allowed(n.doc_ids, q.allowed_docs)]
-    aliases = await _aliases(stores, q.workspace, [n.key for n in allowed])
     entities = [
         ContextEntity(
             n.key, n.name, n.type, n.description, 0.0, n.doc_ids, n.source_ids, aliases[n.key]
@@ -220,7 +231,7 @@ async def global_graph(
 
 async def _aliases(stores: Stores, workspace: str, keys: list[str]) -> dict[str, tuple[str, ...]]:
     """Per entity key, the other names resolution merged into it (on its search record)."""
-    records = await stores.search.get(Collection.ENTITIES, workspace, keys)
+    records = await stores.search.get(Collection.ENTITIES, workspace, keys, whole=False)
     found = {r.id: r.aliases for r in records}
     return {key: found.get(key, ()) for key in keys}
 
@@ -274,9 +285,8 @@ async def _members(
         (Collection.ENTITIES, [e.key for e in entities]),
         (Collection.RELATIONS, [r.key for r in relations]),
     ):
-        stored = {r.id: r.attrs.get("members") for r in await stores.search.get(
-            collection, workspace, items
-        )}  # fmt: skip
+        records = await stores.search.get(collection, workspace, items, whole=False)
+        stored = {r.id: r.attrs.get("members") for r in records}
         members |= {key: [str(k) for k in stored.get(key) or [key]] for key in items}
     return members
 
@@ -316,7 +326,7 @@ class _LevelSearch:
     def applies(self, state: QueryState) -> bool:
         return bool(state.texts.get(self.level))
 
-    def lexical(self, state: QueryState) -> list[LexicalSearch]:
+    def early(self, state: QueryState) -> list[EarlyRead]:
         return [lexical_search(self.collection, _spec(self.query(state)))]
 
     def query(self, state: QueryState) -> GraphQuery:
@@ -356,6 +366,10 @@ class EntitySearch(_LevelSearch):
     name = "search_entities"
     level = "low"
     collection = Collection.ENTITIES
+
+    def early(self, state: QueryState) -> list[EarlyRead]:
+        named = named_read(state.q.workspace, state.result.keywords.low)
+        return [*super().early(state), named]
 
     async def run(self, state: QueryState, span: Span) -> None:
         query = replace(self.query(state), names=state.result.keywords.low)

@@ -29,7 +29,7 @@ class ChunkSearch:
     def applies(self, state: QueryState) -> bool:
         return True  # timed in every mode, so every response reports the same stages
 
-    def lexical(self, state: QueryState) -> list[LexicalSearch]:
+    def early(self, state: QueryState) -> list[LexicalSearch]:
         return [
             lexical_search(Collection.CHUNKS, self._spec(state, text, None))
             for text, _ in self._texts(state)

@@ -134,16 +134,21 @@ class ElasticSearchStore:
     # -- reads ----------------------------------------------------------------------------
 
     async def get(
-        self, collection: Collection, workspace: str, ids: Sequence[str]
+        self, collection: Collection, workspace: str, ids: Sequence[str], *, whole: bool = True
     ) -> list[SearchRecord]:
         await self._follow()
         unique = list(dict.fromkeys(ids))
         if not unique:
             return []
-        response = await self._client.mget(
-            index=self.index(collection), ids=[codec.doc_id(workspace, i) for i in unique]
-        )
-        found = [codec.from_source(doc["_source"]) for doc in response["docs"] if doc.get("found")]
+        index, doc_ids = self.index(collection), [codec.doc_id(workspace, i) for i in unique]
+        if whole:
+            response = await self._client.mget(index=index, ids=doc_ids)
+        else:
+            response = await self._client.mget(
+                index=index, ids=doc_ids, source_excludes=codec.HIT_EXCLUDES
+            )
+        decode = codec.from_source if whole else codec.hit_record
+        found = [decode(doc["_source"]) for doc in response["docs"] if doc.get("found")]
         by_id = {record.id: record for record in found if record.workspace == workspace}
         return [by_id[i] for i in unique if i in by_id]
 

@@ -3,7 +3,7 @@
 An edge is one row keyed by its sorted endpoint pair, so (a, b) and (b, a) are the same row.
 The primary key (workspace, source, target) serves lookups by source; a second index on
 (workspace, target, source) serves lookups by target, so "every edge touching these keys"
-is two index range scans joined by UNION, for a whole batch of keys in one statement.
+is two index range scans in one statement, for a whole batch of keys.
 """
 
 from __future__ import annotations
@@ -47,22 +47,27 @@ def _keys_sql(count: int) -> str:
 
 
 def _edges_touching(count: int) -> str:
-    # Both arms select whole rows, so UNION drops the second copy of an edge found from
-    # both of its ends (and of a self-loop, found as source and as target).
+    # An edge found from its source is not looked for from its target, so the two arms never
+    # return the same row (a self-loop's ends are one key): UNION ALL, with no temporary
+    # b-tree comparing whole rows, descriptions and all, to drop copies.
     keys = _keys_sql(count)
     return (
         f"SELECT {_EDGE_COLUMNS} FROM graph_edges WHERE workspace = ?1 AND source IN ({keys}) "
-        f"UNION SELECT {_EDGE_COLUMNS} FROM graph_edges WHERE workspace = ?1 AND target IN ({keys})"
+        f"UNION ALL SELECT {_EDGE_COLUMNS} FROM graph_edges WHERE workspace = ?1 "
+        f"AND target IN ({keys}) AND source NOT IN ({keys})"
     )
 
 
 def _degrees(count: int) -> str:
-    # One row per (requested key, other end): an edge counts once for each requested end.
+    # One row per (requested key, edge end): an edge counts once for each requested end, a
+    # self-loop once (its target arm is left out). Rows are unique by the primary key, so
+    # UNION ALL counts them without a temporary b-tree to drop copies.
     keys = _keys_sql(count)
     return (
-        "SELECT k, count(*) FROM (SELECT source AS k, target AS o FROM graph_edges "
-        f"WHERE workspace = ?1 AND source IN ({keys}) UNION SELECT target, source "
-        f"FROM graph_edges WHERE workspace = ?1 AND target IN ({keys})) GROUP BY k"
+        "SELECT k, count(*) FROM (SELECT source AS k FROM graph_edges "
+        f"WHERE workspace = ?1 AND source IN ({keys}) UNION ALL SELECT target "
+        f"FROM graph_edges WHERE workspace = ?1 AND target IN ({keys}) AND source <> target) "
+        "GROUP BY k"
     )
 
 
@@ -80,7 +85,7 @@ def _edges_among(first: int, second: int) -> str:
 
 
 _TOP_BY_DEGREE = (
-    # As in _degrees: one row per (node, other end), so a self-loop counts once.
+    # One row per (node, other end), so a self-loop counts once (as in _degrees).
     "SELECT n.key, count(*) AS degree FROM graph_nodes AS n JOIN (SELECT source AS k, "
     "target AS o FROM graph_edges WHERE workspace = ?1 UNION SELECT target, source "
     "FROM graph_edges WHERE workspace = ?1) AS e ON e.k = n.key WHERE n.workspace = ?1 "

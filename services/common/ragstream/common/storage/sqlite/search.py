@@ -196,19 +196,23 @@ class SqliteSearchStore:
     # -- reads ----------------------------------------------------------------------------
 
     async def get(
-        self, collection: Collection, workspace: str, ids: Sequence[str]
+        self, collection: Collection, workspace: str, ids: Sequence[str], *, whole: bool = True
     ) -> list[SearchRecord]:
         if not ids:
             return []
         tables = schema.tables(collection)
+        select, decode = (
+            (tables.select_records, schema.row_record)
+            if whole
+            else (tables.select_hits, schema.hit_record)
+        )
 
         def read(conn: sqlite3.Connection) -> list[SearchRecord]:
             rows = conn.execute(
-                f"{tables.select_records} WHERE r.workspace = ? "
-                "AND r.id IN (SELECT value FROM json_each(?))",
+                f"{select} WHERE r.workspace = ? AND r.id IN (SELECT value FROM json_each(?))",
                 (workspace, schema.json_list(ids)),
             ).fetchall()
-            found = {row[1]: schema.row_record(row[1:]) for row in rows}
+            found = {row[1]: decode(row[1:]) for row in rows}
             return [found[i] for i in dict.fromkeys(ids) if i in found]
 
         return await self._db.read(read)
