@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from ragstream.cli import demo_data
 from ragstream.indexer.stages.extract.names import entity_key
 from ragstream.indexer.stages.extract.nlp_extractor import NLPExtractor, extract_offline
+from ragstream.indexer.stages.extract.nlp_junk import split_remnant
 from ragstream.indexer.stages.extract.records import ExtractionResult
 from ragstream.indexer.stages.extract.sentences import split_sentences
 
@@ -295,6 +296,33 @@ def test_a_lone_everyday_word_is_no_name_but_a_rare_or_proper_one_is() -> None:
     names = {e.name for e in extract_offline(text).entities}
     assert not names & {"Disbanded", "Charge", "Women", "Away", "Active"}
     assert {"Tern", "Oslo", "Intel", "Dylan Carter"} <= names
+
+
+def test_an_everyday_word_left_over_from_a_split_name_is_no_name() -> None:
+    text = (
+        "The preserve is run by the Kansas Department of Wildlife and Parks. They visited "
+        "Grant's Tomb. The National Alliance Of Postal and Federal Employees is a union. "
+        "France and Germany signed it. Lewis and Clark explored the river. Greece adopted "
+        "the Euro as its currency; the Euro replaced the drachma at the Trade and Euro desk."
+    )
+    names = {e.name for e in extract_offline(text).entities}
+    assert not names & {"Parks", "Tomb", "Postal"}
+    # Words capitalized more often than not stay names after a connector; an everyday word
+    # the chunk also writes alone ("adopted the Euro") stays too.
+    assert {"Germany", "Clark", "Euro", "Kansas Department of Wildlife"} <= names
+
+
+def test_a_split_remnant_is_judged_by_every_place_the_chunk_writes_it() -> None:
+    stop = {"the", "in"}
+    assert split_remnant("Parks", ["Department of Wildlife and Parks."], stop)
+    assert split_remnant("Tomb", ["They visited Grant's Tomb."], stop)
+    assert split_remnant("Physics", ["The Journal of Applied Physics is a journal."], stop)
+    assert split_remnant("Cabinet", ["He sat in the Cabinet of Ministers."], stop)
+    assert not split_remnant("Parks", ["Wildlife and Parks.", "Parks were closed."], stop)
+    assert not split_remnant("Parks", ["The Parks were closed."], stop)  # "The" is no name
+    assert not split_remnant("Germany", ["France and Germany."], stop)  # capitalized mostly
+    assert not split_remnant("Parks", ["No mention here."], stop)
+    assert not split_remnant("Kansas Parks", ["Kansas Parks and Wildlife."], stop)
 
 
 def test_lowercase_particles_of_french_german_and_portuguese_names_stay_inside_them() -> None:

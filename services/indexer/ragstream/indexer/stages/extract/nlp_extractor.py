@@ -34,11 +34,12 @@ from ragstream.indexer.stages.extract.nlp_chinese import (
     repeated_nouns,
 )
 from ragstream.indexer.stages.extract.nlp_english import ChunkWords, latin_spans
-from ragstream.indexer.stages.extract.nlp_junk import junk_name
+from ragstream.indexer.stages.extract.nlp_junk import junk_name, split_remnant
 from ragstream.indexer.stages.extract.nlp_lexicon import (
     EXTRA_STOPWORDS,
     ORGANIZATION,
     SUBJECT_PRONOUNS,
+    TITLES,
 )
 from ragstream.indexer.stages.extract.nlp_model import (
     NameTagger,
@@ -69,6 +70,8 @@ TITLE_WORDS = 8
 _TITLE = re.compile(r"^[A-Z0-9][^.!?。！？:;]*$")
 _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[a-z]")
 _STOPWORDS = ENGLISH_STOPWORDS | EXTRA_STOPWORDS
+_NOT_NAMES = frozenset(word.lower() for word in _STOPWORDS | TITLES)
+"""Words that, before a capitalized word, show it is not the rest of a longer name."""
 _CONNECTORS = frozenset({"of", "the", "and", "&", "for", "de"})
 """Words inside a name that join its parts: a name is never split right after one."""
 
@@ -169,6 +172,12 @@ def _discover(sentences: Sequence[str]) -> _Names:
     _define_subject(names, sentences, title)
     _split_compounds(names)
     _drop(names, [key for key, spelling in names.spelling.items() if junk_name(spelling)])
+    remnants = [
+        key
+        for key, spelling in names.spelling.items()
+        if key != names.title and split_remnant(spelling, sentences, _NOT_NAMES)
+    ]
+    _drop(names, remnants)
     return names
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Sequence, Set
 
 from ragstream.common.text.tokens import encoding
 
@@ -56,3 +57,35 @@ def everyday_word(word: str, commoner: int = COMMONER) -> bool:
     if len(lower) != 1 or lower[0] >= FREQUENT:
         return False  # rare in lowercase: a name ("Tern", "Kettle" of a brand) as likely
     return len(capital) > 1 or lower[0] * commoner < capital[0]
+
+
+_CONNECTED_BEFORE = re.compile(r"([A-Z][\w.-]*)(?:['’]s|\s+(?:and|of|&|for))?\s+$")
+"""A capitalized word just before, alone or with a connector or possessive ("Applied
+|Physics", "Wildlife and |Parks", "Institute of |Physics", "Grant's |Tomb")."""
+_NAME_AFTER = re.compile(r"\s+(?:(?:of|and|&)\s+(?:the\s+)?)?[A-Z]")
+"""A capitalized word just after, or a connector and one ("|Reserve", "|of Philosophy",
+"|and Federal Employees")."""
+
+
+def split_remnant(name: str, sentences: Sequence[str], not_names: Set[str]) -> bool:
+    """True when `name` is one everyday word that the chunk writes only inside longer names:
+    the rest of a name the name finder split ("Physics" of "Journal of Applied Physics"), at
+    a connector ("Parks" of "Department of Wildlife and Parks") or at a possessive ("Tomb"
+    of "Grant's Tomb"), or the head of one ("Cabinet" of "Cabinet of Ministers", "Postal" of
+    "Postal and Federal Employees"). Such a word names nothing by itself. One the chunk also
+    writes alone ("adopted the Euro") keeps its chance, as do words capitalized more often
+    than not ("Germany" of "France and Germany", "Clark" of "Lewis and Clark"). A word of
+    `not_names` (lowercase) before it is no name: a stopword ("The", "In"), or a title that
+    makes a name of a surname ("Mr Young", "President Lincoln")."""
+    if " " in name or not everyday_word(name, commoner=1):
+        return False
+    pattern = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
+    seen = False
+    for sentence in sentences:
+        for match in pattern.finditer(sentence):
+            seen = True
+            before = _CONNECTED_BEFORE.search(sentence, 0, match.start())
+            inside = before is not None and before.group(1).lower() not in not_names
+            if not inside and not _NAME_AFTER.match(sentence, match.end()):
+                return False
+    return seen
