@@ -34,6 +34,7 @@ MIGRATIONS: tuple[Migration, ...] = (
 
 _NODE_COLUMNS = "key, name, type, description, source_ids, doc_ids"
 _EDGE_COLUMNS = "source, target, keywords, description, weight, source_ids, doc_ids"
+_EDGE_SELECT = ", ".join(f"e.{column}" for column in _EDGE_COLUMNS.split(", "))
 
 MAX_BATCH = 16_000
 """Keys bound in one statement (SQLite allows 32766 parameters; a pair takes two). Lists
@@ -49,12 +50,26 @@ def _keys_sql(count: int) -> str:
 def _edges_touching(count: int) -> str:
     # An edge found from its source is not looked for from its target, so the two arms never
     # return the same row (a self-loop's ends are one key): UNION ALL, with no temporary
-    # b-tree comparing whole rows, descriptions and all, to drop copies.
+    # b-tree comparing whole rows, descriptions and all, to drop copies. The target arm
+    # names its index: without statistics the planner reads `workspace = ?` as a few rows
+    # and scans the workspace's whole primary-key range instead (25 ms at 100,000 edges,
+    # against 0.03 ms).
     keys = _keys_sql(count)
     return (
         f"SELECT {_EDGE_COLUMNS} FROM graph_edges WHERE workspace = ?1 AND source IN ({keys}) "
-        f"UNION ALL SELECT {_EDGE_COLUMNS} FROM graph_edges WHERE workspace = ?1 "
-        f"AND target IN ({keys}) AND source NOT IN ({keys})"
+        f"UNION ALL SELECT {_EDGE_COLUMNS} FROM graph_edges INDEXED BY graph_edges_target "
+        f"WHERE workspace = ?1 AND target IN ({keys}) AND source NOT IN ({keys})"
+    )
+
+
+def _edges_between(count: int) -> str:
+    """The edges of `count` (source, target) pairs bound as ?2, ?3, ...: the pairs drive, one
+    primary-key lookup each. `(source, target) IN (VALUES ...)` scanned the workspace's whole
+    primary-key range instead (25 ms at 100,000 edges, against 0.06 ms)."""
+    values = ", ".join(f"(?{2 * i + 2}, ?{2 * i + 3})" for i in range(count))
+    return (
+        f"SELECT {_EDGE_SELECT} FROM (VALUES {values}) AS w CROSS JOIN graph_edges AS e "
+        "ON e.workspace = ?1 AND e.source = w.column1 AND e.target = w.column2"
     )
 
 
@@ -252,11 +267,7 @@ class SqliteGraphStore:
         def read(conn: sqlite3.Connection) -> dict[tuple[str, str], GraphEdge]:
             found: dict[tuple[str, str], GraphEdge] = {}
             for batch in batches:
-                values = ", ".join(f"(?{2 * i + 2}, ?{2 * i + 3})" for i in range(len(batch)))
-                sql = (
-                    f"SELECT {_EDGE_COLUMNS} FROM graph_edges "
-                    f"WHERE workspace = ?1 AND (source, target) IN (VALUES {values})"
-                )
+                sql = _edges_between(len(batch))
                 params = (workspace, *(key for pair in batch for key in pair))
                 found.update(((row[0], row[1]), _edge(row)) for row in conn.execute(sql, params))
             return found
