@@ -26,6 +26,14 @@ code before and after in turn five times on one 2-core machine, mix p50 in ms:
 
     before  137.9  137.7  132.2  132.1  131.5   (embed 107.4-108.3, search_entities 11.9-14.7)
     after   127.1  131.1  125.3  123.9  122.9   (embed 102.4-103.2, search_entities 9.2-11.7)
+
+Records read as hits carry them, the named entities read during the embedding and the graph
+reads that seek each key (2867710 against b076d54, `--bursts --sequential 60`, in turn four
+times): search_entities p50 12.6, 12.4, 12.0, 14.4 -> 10.0, 12.0, 11.5, 12.1 ms, but the
+query's p50 did not move (131.5, 130.4, 130.1, 134.2 -> 128.5, 131.8, 134.6, 131.0): the
+three searches share one interpreter, and a query's CPU (about 14 ms on the event loop and
+4 ms in the store's threads, py-spy over 30 s of these queries) is spread thin over the
+transport, the three HTTP calls, the stages and the reads.
 """
 
 from __future__ import annotations
