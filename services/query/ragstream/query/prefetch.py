@@ -15,12 +15,10 @@ import asyncio
 import contextlib
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from typing import Any, cast
 
 from ragstream.common.models import Collection, Hit, SearchFilter, SearchRecord
 from ragstream.common.storage.protocols import SearchStore
-
-T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)

@@ -140,13 +140,11 @@ class ElasticSearchStore:
         unique = list(dict.fromkeys(ids))
         if not unique:
             return []
-        index, doc_ids = self.index(collection), [codec.doc_id(workspace, i) for i in unique]
-        if whole:
-            response = await self._client.mget(index=index, ids=doc_ids)
-        else:
-            response = await self._client.mget(
-                index=index, ids=doc_ids, source_excludes=codec.HIT_EXCLUDES
-            )
+        response = await self._client.mget(
+            index=self.index(collection),
+            ids=[codec.doc_id(workspace, i) for i in unique],
+            source_excludes=None if whole else codec.HIT_EXCLUDES,
+        )
         decode = codec.from_source if whole else codec.hit_record
         found = [decode(doc["_source"]) for doc in response["docs"] if doc.get("found")]
         by_id = {record.id: record for record in found if record.workspace == workspace}
