@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Generic, TypeVar
 
 E = TypeVar("E", bound=Hashable)
@@ -41,6 +41,32 @@ class GenerationalCache(Generic[E, V]):
                 self._drop(key)
                 self._generations[key] = generation
             return True
+
+    def through(
+        self,
+        key: object,
+        generation: int,
+        entries: Sequence[E],
+        load: Callable[[list[E]], Mapping[E, V]],
+    ) -> dict[E, V]:
+        """The values of `entries` (each once): from the cache where it holds them at
+        `generation`, else from `load` (a read at `generation` of the entries missing),
+        which fills the cache. An entry `load` leaves out is left out."""
+        usable = self.admit(key, generation)
+        found: dict[E, V] = {}
+        missing: list[E] = []
+        for entry in dict.fromkeys(entries):
+            value = self.get(key, generation, entry) if usable else None
+            if value is None:
+                missing.append(entry)
+            else:
+                found[entry] = value
+        if missing:
+            loaded = load(missing)
+            if usable:
+                self.put(key, generation, loaded)
+            found.update(loaded)
+        return found
 
     def get(self, key: object, generation: int, entry: E) -> V | None:
         with self._lock:

@@ -17,6 +17,7 @@ from typing import Any
 from ragstream.common.models import GraphEdge, GraphNode, GraphStats
 from ragstream.common.storage.edges import by_endpoint
 from ragstream.common.storage.sqlite.db import Database, Migration
+from ragstream.common.storage.sqlite.graph_cache import GraphCache, Pair
 
 MIGRATIONS: tuple[Migration, ...] = (
     (
@@ -30,7 +31,17 @@ MIGRATIONS: tuple[Migration, ...] = (
         "CHECK (source <= target), PRIMARY KEY (workspace, source, target)) WITHOUT ROWID",
         "CREATE INDEX graph_edges_target ON graph_edges (workspace, target, source)",
     ),
+    (
+        # Moved on by every write to a workspace's graph: the generation of graph_cache.py.
+        "CREATE TABLE graph_state (workspace TEXT PRIMARY KEY, generation INTEGER NOT NULL) "
+        "WITHOUT ROWID",
+    ),
 )
+_BUMP = (
+    "INSERT INTO graph_state (workspace, generation) VALUES (?, 1) "
+    "ON CONFLICT (workspace) DO UPDATE SET generation = generation + 1"
+)
+_GENERATION = "SELECT generation FROM graph_state WHERE workspace = ?"
 
 _NODE_COLUMNS = "key, name, type, description, source_ids, doc_ids"
 _EDGE_COLUMNS = "source, target, keywords, description, weight, source_ids, doc_ids"
@@ -113,6 +124,11 @@ def _batches(keys: Sequence[str]) -> list[list[str]]:
     return [unique[i : i + MAX_BATCH] for i in range(0, len(unique), MAX_BATCH)]
 
 
+def _generation(conn: sqlite3.Connection, workspace: str) -> int:
+    row = conn.execute(_GENERATION, (workspace,)).fetchone()
+    return int(row[0]) if row else 0
+
+
 def _json(values: Iterable[str]) -> str:
     return json.dumps(list(values), ensure_ascii=False, separators=(",", ":"))
 
@@ -152,6 +168,7 @@ class SqliteGraphStore:
 
     def __init__(self, db: Database) -> None:
         self._db = db
+        self._cache = GraphCache()
 
     @classmethod
     async def open(cls, db: Database) -> SqliteGraphStore:
@@ -185,6 +202,7 @@ class SqliteGraphStore:
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
                 rows,
             )
+            conn.execute(_BUMP, (workspace,))
 
         await self._db.write(write)
 
@@ -211,6 +229,7 @@ class SqliteGraphStore:
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 rows,
             )
+            conn.execute(_BUMP, (workspace,))
 
         await self._db.write(write)
 
@@ -227,6 +246,7 @@ class SqliteGraphStore:
                     conn.execute(
                         f"DELETE FROM graph_{table} WHERE {where.format(column=column)}", params
                     )
+            conn.execute(_BUMP, (workspace,))
 
         await self._db.write(write)
 
@@ -239,67 +259,91 @@ class SqliteGraphStore:
             conn.executemany(
                 "DELETE FROM graph_edges WHERE workspace = ? AND source = ? AND target = ?", rows
             )
+            conn.execute(_BUMP, (workspace,))
 
         await self._db.write(write)
 
     # -- reads ----------------------------------------------------------------------------
 
     async def get_nodes(self, workspace: str, keys: Sequence[str]) -> list[GraphNode]:
-        batches = _batches(keys)
+        unique = list(dict.fromkeys(keys))
 
-        def read(conn: sqlite3.Connection) -> dict[str, GraphNode]:
-            found: dict[str, GraphNode] = {}
-            for batch in batches:
+        def load(conn: sqlite3.Connection, wanted: list[str]) -> dict[str, tuple[GraphNode, ...]]:
+            found: dict[str, tuple[GraphNode, ...]] = dict.fromkeys(wanted, ())
+            for batch in _batches(wanted):
                 sql = (
                     f"SELECT {_NODE_COLUMNS} FROM graph_nodes "
                     f"WHERE workspace = ?1 AND key IN ({_keys_sql(len(batch))})"
                 )
-                found.update((row[0], _node(row)) for row in conn.execute(sql, (workspace, *batch)))
+                found.update(
+                    (row[0], (_node(row),)) for row in conn.execute(sql, (workspace, *batch))
+                )
             return found
 
-        found = await self._db.read(read) if batches else {}
-        return [found[k] for k in dict.fromkeys(keys) if k in found]
+        def read(conn: sqlite3.Connection) -> dict[str, tuple[GraphNode, ...]]:
+            generation = _generation(conn, workspace)
+            return self._cache.nodes.through(workspace, generation, unique, lambda w: load(conn, w))
+
+        found = await self._db.read(read) if unique else {}
+        return [node for key in unique for node in found[key]]
 
     async def get_edges(self, workspace: str, pairs: Sequence[tuple[str, str]]) -> list[GraphEdge]:
         wanted = list(dict.fromkeys((min(pair), max(pair)) for pair in pairs))
-        batches = [wanted[i : i + MAX_BATCH // 2] for i in range(0, len(wanted), MAX_BATCH // 2)]
 
-        def read(conn: sqlite3.Connection) -> dict[tuple[str, str], GraphEdge]:
-            found: dict[tuple[str, str], GraphEdge] = {}
-            for batch in batches:
+        def load(
+            conn: sqlite3.Connection, missing: list[Pair]
+        ) -> dict[Pair, tuple[GraphEdge, ...]]:
+            found: dict[Pair, tuple[GraphEdge, ...]] = dict.fromkeys(missing, ())
+            for i in range(0, len(missing), MAX_BATCH // 2):
+                batch = missing[i : i + MAX_BATCH // 2]
                 sql = _edges_between(len(batch))
                 params = (workspace, *(key for pair in batch for key in pair))
-                found.update(((row[0], row[1]), _edge(row)) for row in conn.execute(sql, params))
+                found.update(((row[0], row[1]), (_edge(row),)) for row in conn.execute(sql, params))
             return found
 
-        found = await self._db.read(read) if batches else {}
-        return [found[p] for p in wanted if p in found]
+        def read(conn: sqlite3.Connection) -> dict[Pair, tuple[GraphEdge, ...]]:
+            generation = _generation(conn, workspace)
+            return self._cache.pairs.through(workspace, generation, wanted, lambda m: load(conn, m))
+
+        found = await self._db.read(read) if wanted else {}
+        return [edge for pair in wanted for edge in found[pair]]
 
     async def edges_of(self, workspace: str, keys: Sequence[str]) -> dict[str, list[GraphEdge]]:
-        batches = _batches(keys)
+        unique = list(dict.fromkeys(keys))
 
-        def read(conn: sqlite3.Connection) -> dict[tuple[str, str], GraphEdge]:
-            found: dict[tuple[str, str], GraphEdge] = {}
-            for batch in batches:
+        def load(conn: sqlite3.Connection, wanted: list[str]) -> dict[str, tuple[GraphEdge, ...]]:
+            found: dict[Pair, GraphEdge] = {}
+            for batch in _batches(wanted):
                 rows = conn.execute(_edges_touching(len(batch)), (workspace, *batch))
                 found.update(((row[0], row[1]), _edge(row)) for row in rows)
-            return found
+            return {key: tuple(edges) for key, edges in by_endpoint(found, wanted).items()}
 
-        return by_endpoint(await self._db.read(read) if batches else {}, keys)
+        def read(conn: sqlite3.Connection) -> dict[str, tuple[GraphEdge, ...]]:
+            generation = _generation(conn, workspace)
+            return self._cache.edges_of.through(
+                workspace, generation, unique, lambda w: load(conn, w)
+            )
+
+        found = await self._db.read(read) if unique else {}
+        return {key: list(found[key]) for key in unique}
 
     async def degrees(self, workspace: str, keys: Sequence[str]) -> dict[str, int]:
-        batches = _batches(keys)
+        unique = list(dict.fromkeys(keys))
 
-        def read(conn: sqlite3.Connection) -> list[tuple[str, int]]:
-            counts: list[tuple[str, int]] = []
-            for batch in batches:
+        def load(conn: sqlite3.Connection, wanted: list[str]) -> dict[str, int]:
+            counts = dict.fromkeys(wanted, 0)
+            for batch in _batches(wanted):
                 rows = conn.execute(_degrees(len(batch)), (workspace, *batch))
-                counts += [(str(k), int(n)) for k, n in rows]
+                counts.update((str(k), int(n)) for k, n in rows)
             return counts
 
-        result = dict.fromkeys(keys, 0)
-        result.update(await self._db.read(read) if batches else [])
-        return result
+        def read(conn: sqlite3.Connection) -> dict[str, int]:
+            generation = _generation(conn, workspace)
+            return self._cache.degrees.through(
+                workspace, generation, unique, lambda w: load(conn, w)
+            )
+
+        return await self._db.read(read) if unique else {}
 
     async def edges_among(self, workspace: str, keys: Sequence[str]) -> list[GraphEdge]:
         # Half a batch per side: both sides' keys are bound in one statement.

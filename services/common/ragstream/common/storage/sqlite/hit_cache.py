@@ -34,17 +34,7 @@ class HitCache:
     ) -> dict[int, SearchRecord]:
         """The records of `pks` that exist, from the cache where it holds them and from
         `load` (a read at `generation`) for the rest."""
-        wanted = list(dict.fromkeys(pks))
-        usable = self._cache.admit(key, generation)
-        cached = {pk: self._cache.get(key, generation, pk) for pk in wanted} if usable else {}
-        found = {pk: record for pk, record in cached.items() if record is not None}
-        missing = [pk for pk in wanted if pk not in found]
-        if not missing:
-            return found
-        loaded = load(missing)
-        if usable:
-            self._cache.put(key, generation, loaded)
-        return {**found, **loaded}
+        return self._cache.through(key, generation, list(pks), load)
 
     def changed(self, key: object, generation: int, pks: Iterable[int]) -> None:
         """A write of this instance moved `key` to `generation`, changing `pks` only."""

@@ -201,21 +201,31 @@ class SqliteSearchStore:
         if not ids:
             return []
         tables = schema.tables(collection)
-        select, decode = (
-            (tables.select_records, schema.row_record)
-            if whole
-            else (tables.select_hits, schema.hit_record)
-        )
+        wanted = schema.json_list(ids)
 
         def read(conn: sqlite3.Connection) -> list[SearchRecord]:
             rows = conn.execute(
-                f"{select} WHERE r.workspace = ? AND r.id IN (SELECT value FROM json_each(?))",
-                (workspace, schema.json_list(ids)),
+                f"{tables.select_records} WHERE r.workspace = ? "
+                "AND r.id IN (SELECT value FROM json_each(?))",
+                (workspace, wanted),
             ).fetchall()
-            found = {row[1]: decode(row[1:]) for row in rows}
+            found = {row[1]: schema.row_record(row[1:]) for row in rows}
             return [found[i] for i in dict.fromkeys(ids) if i in found]
 
-        return await self._db.read(read)
+        def read_hits(conn: sqlite3.Connection) -> list[SearchRecord]:
+            # As hits carry them: decoded once per generation, in the hit cache.
+            _, generation = search_rows.state(conn, collection, workspace)
+            rows = conn.execute(
+                f"SELECT id, pk FROM {tables.records} WHERE workspace = ? "
+                "AND id IN (SELECT value FROM json_each(?))",
+                (workspace, wanted),
+            ).fetchall()
+            pks: dict[str, int] = dict(rows)
+            load = self._hit_loader(conn, (collection, workspace), generation)
+            found = load(list(pks.values()))
+            return [found[pks[i]] for i in dict.fromkeys(ids) if pks.get(i) in found]
+
+        return await self._db.read(read if whole else read_hits)
 
     async def existing(
         self, collection: Collection, workspace: str, ids: Sequence[str]
