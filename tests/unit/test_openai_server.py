@@ -18,7 +18,7 @@ from openai import AsyncOpenAI
 
 from ragstream.common.providers.embedding import hash_embed
 from ragstream.testing.openai_server import LOG_PATH, OpenAITestServer
-from ragstream.testing.openai_wire import split_tokens
+from ragstream.testing.openai_wire import split_tokens, token_count
 
 
 @pytest.fixture
@@ -35,6 +35,11 @@ def test_split_tokens_rejoins_to_the_text() -> None:
     for text in ["", "  ", "one", " leading and trailing  ", "a\nb\tc"]:
         assert "".join(split_tokens(text)) == text
     assert split_tokens("a bb  ccc") == ["a", " bb", "  ccc"]
+
+
+@pytest.mark.parametrize("text", ["", " ", "a", " a ", "a bb\n\tccc \u3000d", "x\u00a0y", "\n\n"])
+def test_token_count_counts_the_pieces_split_tokens_makes(text: str) -> None:
+    assert token_count(text) == len(split_tokens(text))
 
 
 async def test_binds_loopback_on_a_free_port(server: OpenAITestServer) -> None:

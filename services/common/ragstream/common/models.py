@@ -295,8 +295,7 @@ def entity_key(name: str) -> str:
 
 def relation_key(a: str, b: str) -> str:
     """The key of the undirected relation between two entity keys: (A, B) == (B, A)."""
-    first, second = sorted((a, b))
-    return f"{first}{RELATION_KEY_MARK}{second}"
+    return f"{a}{RELATION_KEY_MARK}{b}" if a <= b else f"{b}{RELATION_KEY_MARK}{a}"
 
 
 def split_relation_key(key: str) -> tuple[str, str]:

@@ -43,6 +43,7 @@ from ragstream.testing.openai_wire import (
     error_response,
     include_usage,
     split_tokens,
+    token_count,
 )
 
 Endpoint = Literal["chat", "embeddings", "models"]
@@ -253,7 +254,7 @@ class OpenAITestServer(LocalServer):
             {"object": "embedding", "index": index, "embedding": encode_embedding(row, as_base64)}
             for index, row in enumerate(matrix)
         ]
-        tokens = sum(len(split_tokens(text)) for text in texts)
+        tokens = sum(token_count(text) for text in texts)
         await self.log._note(self.log.completed, "embeddings")
         return web.json_response(
             {
@@ -301,7 +302,7 @@ class OpenAITestServer(LocalServer):
         tokens = split_tokens(text)
         truncated = isinstance(limit, int) and len(tokens) > limit
         prompt_tokens = sum(
-            len(split_tokens(m["content"])) for m in messages if isinstance(m.get("content"), str)
+            token_count(m["content"]) for m in messages if isinstance(m.get("content"), str)
         )
         return ChatReply(
             id=f"chatcmpl-{next(self._ids)}",

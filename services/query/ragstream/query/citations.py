@@ -26,13 +26,14 @@ def passage_key(chunk: ContextChunk) -> tuple[object, ...]:
 def cite(chunks: list[ContextChunk]) -> tuple[list[ContextChunk], list[Reference]]:
     """(Re)numbers the chunks' passages in order of first appearance."""
     refs: dict[tuple[object, ...], Reference] = {}
+    members: dict[tuple[object, ...], list[str]] = {}
     cited = []
     for chunk in chunks:
         key = passage_key(chunk)
         ref = refs.get(key)
         if ref is None:
             where = chunk.provenance
-            ref = Reference(
+            ref = refs[key] = Reference(
                 str(len(refs) + 1),
                 chunk.doc_id,
                 chunk.file_path,
@@ -41,9 +42,10 @@ def cite(chunks: list[ContextChunk]) -> tuple[list[ContextChunk], list[Reference
                 where.last_page,
                 where.section,
             )
-        refs[key] = replace(ref, chunk_ids=(*ref.chunk_ids, chunk.chunk_id))
+            members[key] = []
+        members[key].append(chunk.chunk_id)
         cited.append(replace(chunk, reference_id=ref.reference_id))
-    return cited, list(refs.values())
+    return cited, [replace(ref, chunk_ids=tuple(members[key])) for key, ref in refs.items()]
 
 
 def cited_ids(answer: str) -> list[str]:
