@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragstream.common.config import QueryDefaults
+from ragstream.common.providers.llm import ChatMessage
 from ragstream.common.text.tokens import count_tokens
 from ragstream.query.prompt import build_messages, render_prompt
 from ragstream.query.stages.budget import fit_budget, fit_chunks, prompt_bound
@@ -68,6 +69,39 @@ def test_the_bound_never_undercounts_the_prompt(
 ) -> None:
     state = state_of(query, 30000)
     result = retrieval(entities, relations)
+    assert prompt_bound(state, result) >= exact_overhead(state, result)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    TEXT,
+    st.lists(st.tuples(TEXT, TEXT), max_size=8),
+    TEXT,
+    TEXT,
+    st.lists(st.tuples(st.booleans(), TEXT), max_size=3),
+)
+def test_the_bound_counts_references_instructions_and_history(
+    query: str,
+    references: list[tuple[str, str]],
+    response_type: str,
+    user_prompt: str,
+    history: list[tuple[bool, str]],
+) -> None:
+    state = state_of(query, 30000)
+    options = replace(
+        state.q.options,
+        response_type=response_type,
+        user_prompt=user_prompt,
+        history=tuple(ChatMessage("user" if user else "assistant", text) for user, text in history),
+    )
+    state = QueryState(QueryInput("ws", query, options), Retrieval())
+    result = replace(
+        retrieval([("A", "person", "x")], []),
+        references=[
+            Reference(str(i + 1), f"d{i}", path, title)
+            for i, (path, title) in enumerate(references)
+        ],
+    )
     assert prompt_bound(state, result) >= exact_overhead(state, result)
 
 

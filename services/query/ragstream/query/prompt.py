@@ -7,7 +7,13 @@ from collections.abc import Sequence
 
 from ragstream.common.providers.llm import ChatMessage
 from ragstream.query.citations import reference_label
-from ragstream.query.types import ContextEntity, ContextRelation, QueryOptions, Retrieval
+from ragstream.query.types import (
+    ContextEntity,
+    ContextRelation,
+    QueryOptions,
+    Reference,
+    Retrieval,
+)
 
 SYSTEM_PROMPT = """You are ragstream's answering assistant. Answer the user's question using only \
 the context below, which was retrieved from the user's documents.
@@ -48,19 +54,27 @@ def build_messages(
     options: QueryOptions,
 ) -> list[ChatMessage]:
     """System prompt with the context, then the conversation history, then the question."""
-    chunks, references = retrieval.chunks, retrieval.references
-    chunk_text = "\n\n".join(f"[{c.reference_id}] {c.content}" for c in chunks)
-    reference_text = "\n".join(f"[{r.reference_id}] {reference_label(r)}" for r in references)
-    extra = f"- {options.user_prompt}\n" if options.user_prompt else ""
+    system = system_message(retrieval, options.response_type, options.user_prompt)
+    return [system, *options.history, ChatMessage("user", query)]
+
+
+def system_message(retrieval: Retrieval, response_type: str, user_prompt: str) -> ChatMessage:
+    """The instructions with the context, each placeholder a line of its own."""
+    chunk_text = "\n\n".join(f"[{c.reference_id}] {c.content}" for c in retrieval.chunks)
+    extra = f"- {user_prompt}\n" if user_prompt else ""
     system = SYSTEM_PROMPT.format(
-        response_type=options.response_type,
+        response_type=response_type,
         user_prompt=extra,
         entities="\n".join(entity_line(e) for e in retrieval.entities) or "(none)",
         relations="\n".join(relation_line(r) for r in retrieval.relations) or "(none)",
         chunks=chunk_text or "(no matching chunks)",
-        references=reference_text or "(none)",
+        references="\n".join(reference_line(r) for r in retrieval.references) or "(none)",
     )
-    return [ChatMessage("system", system), *options.history, ChatMessage("user", query)]
+    return ChatMessage("system", system)
+
+
+def reference_line(r: Reference) -> str:
+    return f"[{r.reference_id}] {reference_label(r)}"
 
 
 def render_prompt(messages: Sequence[ChatMessage]) -> str:

@@ -16,7 +16,14 @@ from opentelemetry.trace import Span
 from ragstream.common.telemetry import annotate
 from ragstream.common.text.tokens import count_tokens
 from ragstream.query.citations import cite
-from ragstream.query.prompt import build_messages, entity_line, relation_line, render_prompt
+from ragstream.query.prompt import (
+    build_messages,
+    entity_line,
+    reference_line,
+    relation_line,
+    render_prompt,
+    system_message,
+)
 from ragstream.query.types import ContextChunk, QueryState, Retrieval
 
 T = TypeVar("T")
@@ -36,19 +43,29 @@ SLACK = 64
 
 
 def prompt_bound(state: QueryState, result: Retrieval) -> int:
-    """At least the tokens of the prompt without its chunks: the prompt with its references
-    but no other context, plus each entity and relation line's (cached) count and one for
-    its line break.
+    """At least the tokens of the prompt without its chunks: the system message with no
+    context (counted once per response type and user prompt), each reference, entity and
+    relation line's (cached) count and one for its line break, and each other message.
 
     Counting the whole prompt was most of this stage's time (its entity and relation lines
     run to thousands of tokens), and it matters only when the chunks come near the limit.
     The pre-tokenizer splits the joined lines at their line breaks, so the joined count is
-    the sum of the lines' counts, or less where a line's last mark takes the break in.
+    the sum of the lines' counts, or less where a line's last mark takes the break in; each
+    of the system prompt's placeholders is a line of its own.
     """
-    empty = Retrieval(references=result.references)
-    base = count_tokens(render_prompt(build_messages(state.q.query, empty, state.q.options)))
-    lines = sum(line_tokens(entity_line(e)) + 1 for e in result.entities)
-    return base + lines + sum(line_tokens(relation_line(r)) + 1 for r in result.relations)
+    o = state.q.options
+    frame = _frame_tokens(o.response_type, o.user_prompt)
+    others = build_messages(state.q.query, Retrieval(), o)[1:]
+    rest = sum(count_tokens(render_prompt([m])) + 1 for m in others)
+    lines = sum(line_tokens(reference_line(r)) + 1 for r in result.references)
+    lines += sum(line_tokens(entity_line(e)) + 1 for e in result.entities)
+    return frame + rest + lines + sum(line_tokens(relation_line(r)) + 1 for r in result.relations)
+
+
+@functools.lru_cache(maxsize=64)
+def _frame_tokens(response_type: str, user_prompt: str) -> int:
+    """Tokens of the rendered system message without context or references."""
+    return count_tokens(render_prompt([system_message(Retrieval(), response_type, user_prompt)]))
 
 
 def fit(items: Sequence[T], cost: Callable[[T], int], available: int) -> list[T]:
