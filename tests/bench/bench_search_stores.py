@@ -340,23 +340,48 @@ async def latency(
 
 
 async def knn_recall(
-    store: SearchStore, data: Corpus, factor: int | None = None, k: int = 50
+    store: SearchStore,
+    data: Corpus,
+    factor: int | None = None,
+    k: int = 50,
+    collection: Collection = Collection.CHUNKS,
 ) -> float:
-    """Mean recall@k of the store's kNN against exact top-k over the chunk vectors;
-    `factor`: Elasticsearch's candidates per result."""
+    """Mean recall@k of the store's kNN against exact top-k over the collection's vectors
+    (queries: 8 words of a chunk); `factor`: Elasticsearch's candidates per result."""
     if factor is not None:
         es_queries.CANDIDATE_FACTOR = factor
+    kind, count, texts = {
+        Collection.CHUNKS: ("chunk", data.size, _texts),
+        Collection.ENTITIES: ("entity", data.entities, data.entity_texts),
+        Collection.RELATIONS: ("relation", data.entities, data.relation_texts),
+    }[collection]
     matrix = np.concatenate(
-        [hash_embed(_texts(s, min(s + BATCH, data.size)), DIM) for s in range(0, data.size, BATCH)]
+        [hash_embed(texts(s, min(s + BATCH, count)), DIM) for s in range(0, count, BATCH)]
     )
+    ids = [f"{kind}{j}" for j in range(count)]
     rng = np.random.default_rng(3)
     recalls = []
     for i in rng.choice(data.size, 50, replace=False):
         query = hash_embed([" ".join(data.chunk_terms(int(i))[:8])], DIM)[0]
-        exact = {f"chunk{j}" for j in np.argsort(-(matrix @ query))[:k]}
-        hits = await store.search_vector(Collection.CHUNKS, WS, query, SearchFilter(), k)
+        exact = {ids[j] for j in np.argsort(-(matrix @ query))[:k]}
+        hits = await store.search_vector(collection, WS, query, SearchFilter(), k)
         recalls.append(len(exact & {h.record.id for h in hits}) / k)
     return float(np.mean(recalls))
+
+
+async def approximate_recalls(store: SearchStore, data: Corpus, approximate_from: int) -> str:
+    """recall@50 of each collection searched by its approximate index."""
+    sizes = {
+        Collection.CHUNKS: data.size,
+        Collection.ENTITIES: data.entities,
+        Collection.RELATIONS: data.entities,
+    }
+    recalls = [
+        f" recall@50({c.value})={await knn_recall(store, data, collection=c):.3f}"
+        for c, n in sizes.items()
+        if n >= approximate_from
+    ]
+    return "".join(recalls)
 
 
 def memory_mb() -> tuple[float, float]:
@@ -450,8 +475,8 @@ async def run(
                     if name == "elasticsearch":
                         recalls = [(f, await knn_recall(stores.search, data, f)) for f in (2, 4, 8)]
                         extra += " " + " ".join(f"recall@50(x{f})={r:.3f}" for f, r in recalls)
-                    elif size >= approximate_from:
-                        extra += f" recall@50={await knn_recall(stores.search, data):.3f}"
+                    else:
+                        extra += await approximate_recalls(stores.search, data, approximate_from)
             print(
                 f"{name:13} {size:7d} {rate:9.0f}  {_ms(naive)}  {_ms(mix)}"
                 f"  {before:7.0f}/{after:7.0f}/{peak:7.0f}  {extra}",
