@@ -40,7 +40,16 @@ and the test server counting a prompt's usage without splitting it (it spent 1.5
 74,000-character answer prompt): 9a760c1 against 158f601, `--bursts 64 --sequential 60`, in
 turn twice on a busy 2-core machine: mix p50 134.7, 129.5 -> 125.1, 120.2 ms
 (search_entities 12.8, 10.4 -> 6.7, 5.5; answer 6.0, 5.2 -> 3.3, 2.6); the 64-query burst's
-wall 2.25, 2.00 -> 1.53, 1.12 s with 22, 17 -> 15, 11 embedding requests.
+wall 2.25, 2.00 -> 1.53, 1.12 s with 22, 17 -> 15, 11 embedding requests. Three more pairs
+on a quieter machine: 129.4, 130.7, 131.5 -> 120.5, 122.7, 118.9 ms; bursts 1.34, 1.92,
+1.67 -> 1.09, 1.21, 1.06 s (12-18 requests either way).
+
+With the prompt's bound counted from cached parts (587a5e5; budget 1.5 -> 0.7 ms), four
+runs: mix p50 118.8, 118.2, 117.7, 118.5 ms; the 64-query burst 1.04, 1.32, 1.08, 1.12 s
+with 13-15 embedding requests. A burst's 192 texts (the question and the two keyword
+lists of each query) take at least 6 requests of 32 texts, the default batch that
+Text Embeddings Inference accepts; the queries reach the scheduler spread over the CPU
+time of their first halves, so a free call slot often takes a partial batch.
 """
 
 from __future__ import annotations
