@@ -17,8 +17,9 @@ from collections.abc import Iterable
 from ragstream.common.models import GraphEdge, GraphNode
 from ragstream.common.storage.sqlite.generations import GenerationalCache
 
-MAX_CHARS = 16_000_000
-"""Characters of descriptions kept per kind of answer (about 50 MB in all at most)."""
+MAX_CHARS = 4_000_000
+"""Characters kept per kind of answer, descriptions and `OVERHEAD_CHARS` each (the four
+kinds about 40 MB at most): the hot part of a large graph, the whole of a small one."""
 OVERHEAD_CHARS = 64
 """What an answer counts besides its descriptions: its keys, ids and the Python objects."""
 
