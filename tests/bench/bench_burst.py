@@ -49,7 +49,8 @@ runs: mix p50 118.8, 118.2, 117.7, 118.5 ms; the 64-query burst 1.04, 1.32, 1.08
 with 13-15 embedding requests. A burst's 192 texts (the question and the two keyword
 lists of each query) take at least 6 requests of 32 texts, the default batch that
 Text Embeddings Inference accepts; the queries reach the scheduler spread over the CPU
-time of their first halves, so a free call slot often takes a partial batch.
+time of their first halves, so a free call slot often takes a partial batch. A burst of
+500: 0 refused, 6.9 s and 82 requests (14.2 s and 113 before these changes).
 """
 
 from __future__ import annotations
