@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from ragstream.common.models import GraphEdge, GraphNode, GraphStats
 from ragstream.common.storage.edges import by_endpoint
 from ragstream.common.storage.sqlite.db import Database, Migration
+from ragstream.common.storage.sqlite.generations import GenerationalCache
 from ragstream.common.storage.sqlite.graph_cache import GraphCache, Pair
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -42,6 +43,10 @@ _BUMP = (
     "ON CONFLICT (workspace) DO UPDATE SET generation = generation + 1"
 )
 _GENERATION = "SELECT generation FROM graph_state WHERE workspace = ?"
+
+K = TypeVar("K", str, Pair)
+V = TypeVar("V")
+Load = Callable[[sqlite3.Connection, list[K]], dict[K, V]]
 
 _NODE_COLUMNS = "key, name, type, description, source_ids, doc_ids"
 _EDGE_COLUMNS = "source, target, keywords, description, weight, source_ids, doc_ids"
@@ -280,11 +285,7 @@ class SqliteGraphStore:
                 )
             return found
 
-        def read(conn: sqlite3.Connection) -> dict[str, tuple[GraphNode, ...]]:
-            generation = _generation(conn, workspace)
-            return self._cache.nodes.through(workspace, generation, unique, lambda w: load(conn, w))
-
-        found = await self._db.read(read) if unique else {}
+        found = await self._through(self._cache.nodes, workspace, unique, load)
         return [node for key in unique for node in found[key]]
 
     async def get_edges(self, workspace: str, pairs: Sequence[tuple[str, str]]) -> list[GraphEdge]:
@@ -301,11 +302,7 @@ class SqliteGraphStore:
                 found.update(((row[0], row[1]), (_edge(row),)) for row in conn.execute(sql, params))
             return found
 
-        def read(conn: sqlite3.Connection) -> dict[Pair, tuple[GraphEdge, ...]]:
-            generation = _generation(conn, workspace)
-            return self._cache.pairs.through(workspace, generation, wanted, lambda m: load(conn, m))
-
-        found = await self._db.read(read) if wanted else {}
+        found = await self._through(self._cache.pairs, workspace, wanted, load)
         return [edge for pair in wanted for edge in found[pair]]
 
     async def edges_of(self, workspace: str, keys: Sequence[str]) -> dict[str, list[GraphEdge]]:
@@ -318,13 +315,7 @@ class SqliteGraphStore:
                 found.update(((row[0], row[1]), _edge(row)) for row in rows)
             return {key: tuple(edges) for key, edges in by_endpoint(found, wanted).items()}
 
-        def read(conn: sqlite3.Connection) -> dict[str, tuple[GraphEdge, ...]]:
-            generation = _generation(conn, workspace)
-            return self._cache.edges_of.through(
-                workspace, generation, unique, lambda w: load(conn, w)
-            )
-
-        found = await self._db.read(read) if unique else {}
+        found = await self._through(self._cache.edges_of, workspace, unique, load)
         return {key: list(found[key]) for key in unique}
 
     async def degrees(self, workspace: str, keys: Sequence[str]) -> dict[str, int]:
@@ -337,13 +328,23 @@ class SqliteGraphStore:
                 counts.update((str(k), int(n)) for k, n in rows)
             return counts
 
-        def read(conn: sqlite3.Connection) -> dict[str, int]:
-            generation = _generation(conn, workspace)
-            return self._cache.degrees.through(
-                workspace, generation, unique, lambda w: load(conn, w)
-            )
+        return await self._through(self._cache.degrees, workspace, unique, load)
 
-        return await self._db.read(read) if unique else {}
+    async def _through(
+        self,
+        cache: GenerationalCache[K, V],
+        workspace: str,
+        keys: list[K],
+        load: Load[K, V],
+    ) -> dict[K, V]:
+        """The answers for `keys` at the generation of one snapshot: from `cache`, else
+        from `load` with the snapshot's connection."""
+
+        def read(conn: sqlite3.Connection) -> dict[K, V]:
+            generation = _generation(conn, workspace)
+            return cache.through(workspace, generation, keys, lambda missing: load(conn, missing))
+
+        return await self._db.read(read) if keys else {}
 
     async def edges_among(self, workspace: str, keys: Sequence[str]) -> list[GraphEdge]:
         # Half a batch per side: both sides' keys are bound in one statement.
