@@ -55,7 +55,12 @@ def build_messages(
 ) -> list[ChatMessage]:
     """System prompt with the context, then the conversation history, then the question."""
     system = system_message(retrieval, options.response_type, options.user_prompt)
-    return [system, *options.history, ChatMessage("user", query)]
+    return [system, *conversation(query, options)]
+
+
+def conversation(query: str, options: QueryOptions) -> list[ChatMessage]:
+    """The messages after the system prompt: the history, then the question."""
+    return [*options.history, ChatMessage("user", query)]
 
 
 def system_message(retrieval: Retrieval, response_type: str, user_prompt: str) -> ChatMessage:

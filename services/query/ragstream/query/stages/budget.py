@@ -18,6 +18,7 @@ from ragstream.common.text.tokens import count_tokens
 from ragstream.query.citations import cite
 from ragstream.query.prompt import (
     build_messages,
+    conversation,
     entity_line,
     reference_line,
     relation_line,
@@ -55,8 +56,7 @@ def prompt_bound(state: QueryState, result: Retrieval) -> int:
     """
     o = state.q.options
     frame = _frame_tokens(o.response_type, o.user_prompt)
-    others = build_messages(state.q.query, Retrieval(), o)[1:]
-    rest = sum(count_tokens(render_prompt([m])) + 1 for m in others)
+    rest = sum(count_tokens(render_prompt([m])) + 1 for m in conversation(state.q.query, o))
     lines = sum(line_tokens(reference_line(r)) + 1 for r in result.references)
     lines += sum(line_tokens(entity_line(e)) + 1 for e in result.entities)
     return frame + rest + lines + sum(line_tokens(relation_line(r)) + 1 for r in result.relations)
