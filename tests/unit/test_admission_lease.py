@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+from ragstream.common.providers.backlog import limited
 from ragstream.query.lease import bound, remote
 from ragstream.query.transport.admission import Admission, Overloaded
 from ragstream.query.transport.estimates import ServiceTimes, Turnover
@@ -379,3 +380,58 @@ async def test_calls_whose_overruns_spread_are_admitted_with_a_margin() -> None:
             await working(admission, hold, time_left_s=0.3)
     hold.set()
     await running
+
+
+async def provider_call(admission: Admission, provider: asyncio.Semaphore, seconds: float) -> None:
+    """A call whose remote wait goes through a provider client limited to `provider`'s
+    slots, each request taking `seconds` there."""
+    async with admission.slot() as lease:
+        with bound(lease):
+            async with remote(), limited(provider):
+                await asyncio.sleep(seconds)
+
+
+async def test_calls_queued_for_a_provider_slot_saturate_the_family() -> None:
+    # Plenty of the family's own slots, none ever waited for: the model is the bottleneck.
+    admission = Admission("queries", concurrency=64, queue=100)
+    provider = asyncio.Semaphore(2)
+    calls = [asyncio.create_task(provider_call(admission, provider, 0.02)) for _ in range(20)]
+    await settle()
+    assert admission.waiting == 0
+    assert admission.backlogged == 18
+    await asyncio.gather(*calls)
+    assert admission.backlogged == 0
+    # Two finish every 20 ms: measured while calls queued at the provider.
+    assert admission.turnover.interval_s is not None
+    assert 0.005 <= admission.turnover.interval_s < 0.03
+
+
+async def test_the_wait_for_a_provider_slot_is_not_counted_as_service() -> None:
+    admission = Admission("queries", concurrency=4, queue=10)
+    admission.times = recorded = Recorded()
+    provider = asyncio.Semaphore(1)
+    first = asyncio.create_task(provider_call(admission, provider, 0.3))
+    await settle()
+    await asyncio.gather(first, provider_call(admission, provider, 0.01))
+    assert recorded.seen[0] >= 0.3  # the first held the provider's slot for 0.3 s
+    assert recorded.seen[1] < 0.2  # the second's 0.3 s in its queue is the backlog's
+
+
+async def test_a_saturated_model_admits_what_its_turnover_serves_in_time() -> None:
+    admission = Admission("queries", concurrency=64, queue=1000)
+    admission.times = ServiceTimes(mean_s=0.02)
+    provider = asyncio.Semaphore(2)
+    await asyncio.gather(*(provider_call(admission, provider, 0.02) for _ in range(20)))
+    assert admission.times.expected_s < 0.1  # not inflated by the queue at the provider
+    assert admission.bias < 1.5
+    # A call finishes about every 10 ms: 40 in flight take about 0.4 s, 150 about 1.5 s.
+    calls = [asyncio.create_task(provider_call(admission, provider, 0.02)) for _ in range(40)]
+    await settle()
+    async with admission.slot("", time_left_s=2.0):
+        pass
+    more = [asyncio.create_task(provider_call(admission, provider, 0.02)) for _ in range(110)]
+    await settle()
+    with pytest.raises(Overloaded):
+        async with admission.slot("", time_left_s=1.0):
+            pass
+    await asyncio.gather(*calls, *more)

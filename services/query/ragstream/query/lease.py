@@ -9,6 +9,9 @@ batch it. So whatever runs the query (the transport's admission control) may `bi
 released for the wait and taken back after it, ahead of calls that have not started yet
 (they are behind a call already under way, which is nearer to its answer).
 
+A lease is also told when its call queues for a provider client's concurrency limit
+(`ragstream.common.providers.backlog`): that wait is the backlog's, not the call's.
+
 The query package knows no transport: without a bound lease (tests, the CLI's local queries)
 `remote()` does nothing.
 """
@@ -20,11 +23,14 @@ import contextvars
 from collections.abc import AsyncIterator, Iterator
 from typing import Protocol
 
+from ragstream.common.providers.backlog import Observer, observed
 
-class Lease(Protocol):
+
+class Lease(Observer, Protocol):
     """The slot a call holds. `release` and `reacquire` come in pairs, possibly nested or
     concurrent (searches and embeddings of one query may overlap): the slot is given up at
-    the first release and taken back at the last reacquire."""
+    the first release and taken back at the last reacquire. `queued` and `dequeued` (see
+    `Observer`) bracket its waits for a provider's slot, which happen within remote waits."""
 
     def release(self) -> None: ...
 
@@ -40,11 +46,13 @@ _current: contextvars.ContextVar[Lease | None] = contextvars.ContextVar(
 
 @contextlib.contextmanager
 def bound(lease: Lease | None) -> Iterator[None]:
-    """Makes `lease` the one `remote()` releases, in this task and those it starts (None:
-    a call without admission, which has no slot to give up)."""
+    """Makes `lease` the one `remote()` releases and the provider clients tell of their
+    queues, in this task and those it starts (None: a call without admission, which has no
+    slot to give up)."""
     token = _current.set(lease)
     try:
-        yield
+        with observed(lease):
+            yield
     finally:
         _current.reset(token)
 

@@ -21,6 +21,7 @@ from opentelemetry.util.types import AttributeValue
 
 from ragstream.common.config import LLMConfig
 from ragstream.common.providers import ProviderError, openai_base_url, openai_client
+from ragstream.common.providers.backlog import limited
 from ragstream.common.providers.endpoint import JsonEndpoint, RetryPolicy
 from ragstream.common.telemetry import span
 
@@ -132,7 +133,7 @@ class OpenAIChat:
             "max_tokens": limit,
             "temperature": temperature,
         }
-        async with self._semaphore:
+        async with limited(self._semaphore):
             with self._span(limit, temperature, current=True) as call:
                 payload = await self._endpoint.post(COMPLETIONS, body)
                 try:
@@ -157,7 +158,7 @@ class OpenAIChat:
             self._temperature(temperature),
         )
         # The span is not made current: this generator yields while it is open.
-        async with self._semaphore:
+        async with limited(self._semaphore):
             with self._span(limit, temperature, current=False) as call:
                 try:
                     response = await self._client.chat.completions.create(

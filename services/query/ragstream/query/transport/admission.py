@@ -15,11 +15,15 @@ model, a bound of memory, not of cores. A call is refused at once, with RESOURCE
 and a hint of when to retry, only when it would not finish before its deadline. Before the
 family has been saturated, the prediction is its wait for a slot (its place in the queue
 times the mean time a call holds a slot, shared by the slots, plus the event loop's current
-lag, `LoopLag`) plus the expected duration of a whole call (remote waits included). Once it
-has been, it is Little's law over the measured interval between completions while it was
-saturated (`Turnover`): every call in flight finishes before the newcomer, one every
-interval. Under load a slot holder also waits for the CPU, so the time it holds its slot
-overstates the queue's pace, while the completion rate is what a newcomer waits on. The
+lag, `LoopLag`) plus the expected duration of a whole call (remote waits included, not the
+queues it met). Once it has been, it is Little's law over the measured interval between
+completions while it was saturated (`Turnover`): every call in flight finishes before the
+newcomer, one every interval. Saturated means that calls wait for a slot, or for a slot of
+a provider client (the LLM's `llm.concurrency`, told through
+`ragstream.common.providers.backlog`): when the model is the bottleneck, admitted calls
+queue there, not here. Under load a slot holder also waits for the CPU, so the time it holds
+its slot overstates the queue's pace, while the completion rate is what a newcomer waits on.
+The
 prediction is then scaled by how far recent calls overran theirs (`Admission.bias`, which
 learns what the model leaves out: a remote model's own queue, lag spikes), plus twice the
 spread of those overruns: a call is admitted when it will very likely finish in time, not
@@ -84,7 +88,11 @@ class _Call:
     away: int = 0
     """Remote waits under way (they may overlap)."""
     queued_s: float = 0.0
-    """Time spent queued to take the slot back: the backlog's, not the call's own."""
+    """Time spent queued to take the slot back or for a provider's slot: the backlog's, not
+    the call's own."""
+    backlogs: int = 0
+    """Waits for a provider's slot under way (they may overlap)."""
+    backlog_since: float = 0.0
 
     def release(self) -> None:
         self.away += 1
@@ -104,6 +112,18 @@ class _Call:
         self.holding = True
         self.held_since = time.monotonic()
         self.queued_s += self.held_since - back
+
+    def queued(self) -> None:
+        self.backlogs += 1
+        if self.backlogs == 1:
+            self.backlog_since = time.monotonic()
+            self.admission.backlogged += 1
+
+    def dequeued(self) -> None:
+        self.backlogs -= 1
+        if self.backlogs == 0:
+            self.queued_s += time.monotonic() - self.backlog_since
+            self.admission.backlogged -= 1
 
     def held(self) -> float:
         """Seconds the call held its slot, spells between remote waits summed."""
@@ -129,6 +149,10 @@ class Admission:
         """Slots held."""
         self.lent = 0
         """Admitted calls whose slot is given up for a remote wait."""
+        self.backlogged = 0
+        """Of those, the calls queued for a provider client's slot (the LLM's concurrency):
+        the family is saturated behind the model, though no call waits for one of its own
+        slots."""
         self.rejected = 0
         self.times = ServiceTimes()
         """Duration of whole calls, remote waits included but not the waits to take the
@@ -196,7 +220,8 @@ class Admission:
 
     def _completed(self) -> None:
         measured = self.turnover.interval_s is not None
-        self.turnover.completed(time.monotonic(), saturated=bool(self._queue or self._resuming))
+        saturated = bool(self._queue or self._resuming or self.backlogged)
+        self.turnover.completed(time.monotonic(), saturated=saturated)
         if not measured and self.turnover.interval_s is not None:
             # learned against the modelled turnover, which is now replaced
             self.bias, self.bias_deviation = 1.0, 0.0
