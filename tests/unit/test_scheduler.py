@@ -167,6 +167,46 @@ async def test_a_lone_request_goes_at_once_and_those_behind_its_call_wait_togeth
     assert len(recording.calls) == 2
 
 
+async def test_a_partial_batch_waits_for_the_call_out_unless_it_fills(
+    recording: Recording,
+) -> None:
+    recording.gate.clear()
+    # Free call slots and no window: only the call out holds the followers back.
+    cfg = config(batch_window_ms=0, batch_size=8, concurrency=4)
+    async with EmbeddingScheduler(recording, cfg) as s:
+        view = s.view(Priority.QUERY)
+        lone = await started(view.embed(["alone"]))
+        await recording.wait_calls(1)
+        followers = [await started(view.embed([f"next {i}"])) for i in range(3)]
+        await asyncio.sleep(0.05)
+        assert recording.calls == [["alone"]]
+        recording.gate.set()  # the call comes back: the followers go together
+        await asyncio.gather(lone, *followers)
+        assert recording.calls[1] == ["next 0", "next 1", "next 2"]
+        recording.gate.clear()
+        out = await started(view.embed(["alone again"]))
+        await recording.wait_calls(3)
+        full = await started(view.embed(texts("fill", 8)))  # a full batch does not wait
+        await recording.wait_calls(4)
+        recording.gate.set()
+        await asyncio.gather(out, full)
+    assert recording.calls[3] == texts("fill", 8)
+
+
+async def test_a_query_is_not_held_back_by_an_indexing_call(recording: Recording) -> None:
+    recording.gate.clear()
+    cfg = config(batch_window_ms=0, batch_size=8, concurrency=2)
+    async with EmbeddingScheduler(recording, cfg) as s:
+        indexing = await started(s.embed(texts("doc", 3)))
+        await recording.wait_calls(1)
+        more = await started(s.embed(texts("doc b", 2)))  # held behind the indexing call
+        query = await started(s.view(Priority.QUERY).embed(["the question"]))
+        await recording.wait_calls(2)
+        assert recording.calls[1] == ["the question", *texts("doc b", 2)]
+        recording.gate.set()
+        await asyncio.gather(indexing, more, query)
+
+
 async def test_batch_size_limit_splits_a_large_request_and_keeps_row_order(
     recording: Recording,
 ) -> None:
