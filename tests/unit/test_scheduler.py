@@ -193,6 +193,26 @@ async def test_a_partial_batch_waits_for_the_call_out_unless_it_fills(
     assert recording.calls[3] == texts("fill", 8)
 
 
+async def test_a_call_out_much_longer_than_the_round_trip_holds_nothing_back(
+    recording: Recording,
+) -> None:
+    cfg = config(batch_window_ms=0, batch_size=8, concurrency=2)
+    loop = asyncio.get_running_loop()
+    async with EmbeddingScheduler(recording, cfg) as s:
+        view = s.view(Priority.QUERY)
+        await view.embed(["quick"])  # answered at once: the round trip is a moment
+        recording.gate.clear()  # the provider hangs from now on
+        hung = await started(view.embed(["hung"]))
+        await recording.wait_calls(2)
+        start = loop.time()
+        follower = await started(view.embed(["next"]))
+        await recording.wait_calls(3)  # on the free slot, though the hung call is out
+        assert loop.time() - start < 0.4  # not the assumed round trip of a new scheduler
+        recording.gate.set()
+        await asyncio.gather(hung, follower)
+    assert recording.calls == [["quick"], ["hung"], ["next"]]
+
+
 async def test_a_query_is_not_held_back_by_an_indexing_call(recording: Recording) -> None:
     recording.gate.clear()
     cfg = config(batch_window_ms=0, batch_size=8, concurrency=2)

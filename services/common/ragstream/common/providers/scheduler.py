@@ -14,8 +14,9 @@ one `EmbeddingScheduler`:
   other request within the window before it) is sent at once. So a lone query does not wait
   for company, and a burst goes out in a few full batches instead of one partial batch per
   free slot: 64 concurrent queries against a 100 ms endpoint took 13-15 calls without the
-  rule, 7-8 with it (tests/bench/bench_burst.py). The price is at most one round trip for a
-  request that arrives while another one's call is out;
+  rule, 9-11 with it (tests/bench/bench_burst.py). The price is at most one round trip for a
+  request that arrives while another one's call is out: a call out for more than four times the
+  recent round trip (a slow or hung provider) holds nothing back;
 - at most `concurrency` calls are in flight. A batch is packed only once a call slot is free,
   so a query that arrives while indexing saturates the provider goes into the very next call,
   ahead of the backlog: its latency grows by at most one provider round trip;
@@ -38,7 +39,7 @@ import enum
 import itertools
 import logging
 import math
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Self
@@ -56,6 +57,14 @@ from ragstream.common.telemetry import linked_root_span, own
 from ragstream.common.text.tokens import count_tokens
 
 log = logging.getLogger(__name__)
+
+
+HOLD_ROUND_TRIPS = 4.0
+"""A call out holds partial batches back until it is this many recent round trips old."""
+INITIAL_ROUND_TRIP_S = 0.5
+"""The round trip assumed until a call has been answered."""
+ROUND_TRIP_SMOOTHING = 0.2
+"""Weight of the newest answered call in the moving average of the round trip."""
 
 
 class Priority(enum.IntEnum):
@@ -141,8 +150,11 @@ class EmbeddingScheduler:
         self._pending_texts = 0
         self._pending_tokens = 0
         self._in_flight = 0
-        self._flying: Counter[Priority] = Counter()
-        """Calls out, by the most urgent priority they carry."""
+        self._out: dict[int, tuple[Priority, float]] = {}
+        """Calls out: the most urgent priority each carries, and when it was sent."""
+        self._calls = itertools.count()
+        self._round_trip_s: float | None = None
+        """Moving average of how long answered calls took; None before the first."""
         self._last_arrival = -math.inf
         self._changed = asyncio.Event()
         """Set when a request arrives or a call comes back."""
@@ -239,10 +251,11 @@ class EmbeddingScheduler:
                     await self._slots.acquire()
                     pieces = self._take_batch()
                     if pieces:
+                        call = next(self._calls)
                         urgent = min(request.priority for request, _, _ in pieces)
+                        self._out[call] = (urgent, asyncio.get_running_loop().time())
                         self._in_flight += 1
-                        self._flying[urgent] += 1
-                        calls.create_task(self._send(pieces, urgent))
+                        calls.create_task(self._send(pieces, call))
                     else:
                         self._slots.release()
         finally:
@@ -262,8 +275,11 @@ class EmbeddingScheduler:
                 return
             if any(queue and queue[0].alone for queue in self._queues.values()):
                 return
-            if self._behind_a_call():
-                await self._changed.wait()
+            held_s = self._held_back_until() - loop.time()
+            if held_s > 0:
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(held_s):
+                        await self._changed.wait()
                 continue
             remaining = self._oldest_arrival() + self._window_s - loop.time()
             if remaining <= 0:
@@ -272,11 +288,16 @@ class EmbeddingScheduler:
                 async with asyncio.timeout(remaining):
                     await self._changed.wait()
 
-    def _behind_a_call(self) -> bool:
-        """Whether a call carrying requests as urgent as the most urgent queued one is out:
-        then a partial batch waits for it to come back (or for the batch to fill)."""
+    def _held_back_until(self) -> float:
+        """Until when a partial batch waits for the calls out that carry requests as urgent
+        as its most urgent one (or for the batch to fill): until each is four times the recent
+        round trip old; -inf when none is out."""
         urgent = min(priority for priority, queue in self._queues.items() if queue)
-        return any(self._flying[priority] for priority in Priority if priority <= urgent)
+        sent = [at for priority, at in self._out.values() if priority <= urgent]
+        if not sent:
+            return -math.inf
+        round_trip_s = INITIAL_ROUND_TRIP_S if self._round_trip_s is None else self._round_trip_s
+        return max(sent) + HOLD_ROUND_TRIPS * round_trip_s
 
     def _oldest_arrival(self) -> float:
         return min(queue[0].enqueued for queue in self._queues.values() if queue)
@@ -330,19 +351,26 @@ class EmbeddingScheduler:
             queue.clear()
         self._pending_texts = self._pending_tokens = 0
 
-    async def _send(self, pieces: list[_Piece], urgent: Priority) -> None:
+    async def _send(self, pieces: list[_Piece], call: int) -> None:
         try:
             # A caller may have gone away between packing and this task's first step.
             live = [piece for piece in pieces if not piece[0].future.done()]
-            if live:
-                await self._call(live)
+            if live and await self._call(live):
+                self._timed(asyncio.get_running_loop().time() - self._out[call][1])
         finally:
             self._in_flight -= 1
-            self._flying[urgent] -= 1
+            del self._out[call]
             self._slots.release()
             self._changed.set()
 
-    async def _call(self, pieces: list[_Piece]) -> None:
+    def _timed(self, seconds: float) -> None:
+        if self._round_trip_s is None:
+            self._round_trip_s = seconds
+        else:
+            self._round_trip_s += ROUND_TRIP_SMOOTHING * (seconds - self._round_trip_s)
+
+    async def _call(self, pieces: list[_Piece]) -> bool:
+        """Whether the provider answered."""
         texts = [text for request, start, end in pieces for text in request.texts[start:end]]
         priority = min(request.priority for request, _, _ in pieces).name.lower()
         record_embedding_batch(len(texts), priority)
@@ -354,9 +382,9 @@ class EmbeddingScheduler:
         # One batch may serve several queries and documents: it links to each of their spans.
         callers = [request.caller for request, _, _ in pieces]
         with linked_root_span("embedding_batch", callers, SpanKind.CLIENT, attributes):
-            await self._answer(pieces, texts)
+            return await self._answer(pieces, texts)
 
-    async def _answer(self, pieces: list[_Piece], texts: list[str]) -> None:
+    async def _answer(self, pieces: list[_Piece], texts: list[str]) -> bool:
         try:
             matrix = await self._embedder.embed(texts)
             if matrix.shape[0] != len(texts):
@@ -369,11 +397,12 @@ class EmbeddingScheduler:
         except Exception as exc:  # noqa: BLE001 - handed to every waiting caller, not swallowed
             log.warning("embedding call of %d texts failed: %s", len(texts), exc)
             _fail_pieces(pieces, exc)
-            return
+            return False
         offset = 0
         for request, start, end in pieces:
             request.deliver(start, matrix[offset : offset + end - start])
             offset += end - start
+        return True
 
 
 def _fail_pieces(pieces: Iterable[_Piece], error: BaseException) -> None:
