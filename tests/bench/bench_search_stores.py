@@ -104,6 +104,15 @@ turn twice:
     after    32.3/288.2 (35.8)       82.6/386.4 (110.0)    1,855 / 2,061
     before   34.3/441.8 (40.6)      130.9/457.1 (193.7)    1,850 / 1,982
     after    29.3/393.2 (36.6)       95.5/384.7 (124.1)    1,794 / 1,963
+
+Then glibc's malloc arenas capped at two (common/arenas.py), as every `ragstream` command
+does at its start and this bench does in `main`: two runs without the cap, one with it, on
+the stored 1M corpus (`--sizes 1000000 --store DIR`):
+
+    code     naive                  mix                    RSS
+    default  45.4/301.8 (38.7)       85.5/395.3 (105.7)    1,974 / 2,078
+    default  34.6/333.9 (48.7)       67.4/317.3 (93.2)     1,878 / 2,072
+    capped   23.4/263.9 (29.6)       72.8/314.1 (97.2)     1,737 / 1,882
 """
 
 from __future__ import annotations
@@ -125,6 +134,7 @@ from pathlib import Path
 import numpy as np
 from elasticsearch import AsyncElasticsearch
 
+from ragstream.common.arenas import limit_malloc_arenas
 from ragstream.common.models import Collection, GraphEdge, GraphNode, SearchFilter, SearchRecord
 from ragstream.common.providers.embedding import HashEmbedder, hash_embed
 from ragstream.common.storage.elastic import (
@@ -516,6 +526,7 @@ def main() -> None:
         "largest measures the exact scan)",
     )  # fmt: skip
     args = parser.parse_args()
+    limit_malloc_arenas()  # as the CLI does at a served process's start
     common = (args.queries, args.store, args.approximate_from)
     if "elasticsearch" not in args.backends:
         asyncio.run(run(args.sizes, args.backends, None, *common))

@@ -26,6 +26,7 @@ from ragstream.cli.options import (
     reported,
     settings_from,
 )
+from ragstream.common.arenas import limit_malloc_arenas
 from ragstream.common.listen import ListenError, check_listen
 
 app = typer.Typer(
@@ -35,6 +36,14 @@ app = typer.Typer(
     pretty_exceptions_show_locals=False,  # locals can hold tokens and documents
 )
 app.add_typer(eval_app, name="eval")
+
+
+@app.callback()
+def _process() -> None:
+    """Streaming knowledge-graph RAG."""
+    limit_malloc_arenas()  # before any thread starts
+
+
 communities_app = typer.Typer(help="The workspace's communities.", no_args_is_help=True)
 app.add_typer(communities_app, name="communities")
 
