@@ -7,16 +7,11 @@ one `EmbeddingScheduler`:
 
 - requests are merged into provider calls of at most `batch_size` texts and `batch_tokens`
   tokens; a request larger than that is split across calls and reassembled in order. A full
-  batch goes as soon as a call slot is free. A partial one waits, like Nagle's rule in TCP,
-  while a call carrying requests as urgent as its own is out: until that call comes back or
-  the batch fills. With no such call out, it waits `batch_window_ms` from its oldest request
-  for company; a request that finds the scheduler idle (nothing queued or in flight, and no
-  other request within the window before it) is sent at once. So a lone query does not wait
-  for company, and a burst goes out in a few full batches instead of one partial batch per
-  free slot: 64 concurrent queries against a 100 ms endpoint took 13-15 calls without the
-  rule, 9-11 with it (tests/bench/bench_burst.py). The price is at most one round trip for a
-  request that arrives while another one's call is out: a call out for more than four times the
-  recent round trip (a slow or hung provider) holds nothing back;
+  batch goes as soon as a call slot is free; a partial one waits while a call as urgent as
+  its requests is out (Nagle's rule, calls_out.py), else `batch_window_ms` from its oldest
+  request. A request that finds the scheduler idle (nothing queued or in flight, and no
+  other request within the window before it) is sent at once: a lone query does not wait
+  for company, and a burst goes out in a few full batches;
 - at most `concurrency` calls are in flight. A batch is packed only once a call slot is free,
   so a query that arrives while indexing saturates the provider goes into the very next call,
   ahead of the backlog: its latency grows by at most one provider round trip;
@@ -52,19 +47,12 @@ from ragstream.common.config import EmbeddingConfig
 from ragstream.common.instruments import record_embedding_batch
 from ragstream.common.providers import ProviderError
 from ragstream.common.providers.batch_plan import plan_batch, token_bounds
+from ragstream.common.providers.calls_out import CallsOut
 from ragstream.common.providers.embedding import Embedder, Matrix
 from ragstream.common.telemetry import linked_root_span, own
 from ragstream.common.text.tokens import count_tokens
 
 log = logging.getLogger(__name__)
-
-
-HOLD_ROUND_TRIPS = 4.0
-"""A call out holds partial batches back until it is this many recent round trips old."""
-INITIAL_ROUND_TRIP_S = 0.5
-"""The round trip assumed until a call has been answered."""
-ROUND_TRIP_SMOOTHING = 0.2
-"""Weight of the newest answered call in the moving average of the round trip."""
 
 
 class Priority(enum.IntEnum):
@@ -149,12 +137,7 @@ class EmbeddingScheduler:
         self._queues: dict[Priority, deque[_Request]] = {p: deque() for p in Priority}
         self._pending_texts = 0
         self._pending_tokens = 0
-        self._in_flight = 0
-        self._out: dict[int, tuple[Priority, float]] = {}
-        """Calls out: the most urgent priority each carries, and when it was sent."""
-        self._calls = itertools.count()
-        self._round_trip_s: float | None = None
-        """Moving average of how long answered calls took; None before the first."""
+        self._out = CallsOut()
         self._last_arrival = -math.inf
         self._changed = asyncio.Event()
         """Set when a request arrives or a call comes back."""
@@ -196,7 +179,7 @@ class EmbeddingScheduler:
         loop = asyncio.get_running_loop()
         tokens = token_bounds(texts, self._count, self._max_tokens // self._max_texts)
         now = loop.time()
-        idle = not self._pending_texts and not self._in_flight
+        idle = not self._pending_texts and not self._out
         request = _Request(
             texts=list(texts),
             tokens=tokens,
@@ -251,10 +234,8 @@ class EmbeddingScheduler:
                     await self._slots.acquire()
                     pieces = self._take_batch()
                     if pieces:
-                        call = next(self._calls)
                         urgent = min(request.priority for request, _, _ in pieces)
-                        self._out[call] = (urgent, asyncio.get_running_loop().time())
-                        self._in_flight += 1
+                        call = self._out.sent(urgent, asyncio.get_running_loop().time())
                         calls.create_task(self._send(pieces, call))
                     else:
                         self._slots.release()
@@ -275,29 +256,14 @@ class EmbeddingScheduler:
                 return
             if any(queue and queue[0].alone for queue in self._queues.values()):
                 return
-            held_s = self._held_back_until() - loop.time()
-            if held_s > 0:
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(held_s):
-                        await self._changed.wait()
-                continue
-            remaining = self._oldest_arrival() + self._window_s - loop.time()
-            if remaining <= 0:
+            urgent = min(priority for priority, queue in self._queues.items() if queue)
+            now, held = loop.time(), self._out.held_until(urgent)
+            until = held if held > now else self._oldest_arrival() + self._window_s
+            if until <= now:
                 return
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(remaining):
+                async with asyncio.timeout(until - now):
                     await self._changed.wait()
-
-    def _held_back_until(self) -> float:
-        """Until when a partial batch waits for the calls out that carry requests as urgent
-        as its most urgent one (or for the batch to fill): until each is four times the recent
-        round trip old; -inf when none is out."""
-        urgent = min(priority for priority, queue in self._queues.items() if queue)
-        sent = [at for priority, at in self._out.values() if priority <= urgent]
-        if not sent:
-            return -math.inf
-        round_trip_s = INITIAL_ROUND_TRIP_S if self._round_trip_s is None else self._round_trip_s
-        return max(sent) + HOLD_ROUND_TRIPS * round_trip_s
 
     def _oldest_arrival(self) -> float:
         return min(queue[0].enqueued for queue in self._queues.values() if queue)
@@ -352,22 +318,15 @@ class EmbeddingScheduler:
         self._pending_texts = self._pending_tokens = 0
 
     async def _send(self, pieces: list[_Piece], call: int) -> None:
+        answered = False
         try:
             # A caller may have gone away between packing and this task's first step.
             live = [piece for piece in pieces if not piece[0].future.done()]
-            if live and await self._call(live):
-                self._timed(asyncio.get_running_loop().time() - self._out[call][1])
+            answered = bool(live) and await self._call(live)
         finally:
-            self._in_flight -= 1
-            del self._out[call]
+            self._out.back(call, asyncio.get_running_loop().time(), answered)
             self._slots.release()
             self._changed.set()
-
-    def _timed(self, seconds: float) -> None:
-        if self._round_trip_s is None:
-            self._round_trip_s = seconds
-        else:
-            self._round_trip_s += ROUND_TRIP_SMOOTHING * (seconds - self._round_trip_s)
 
     async def _call(self, pieces: list[_Piece]) -> bool:
         """Whether the provider answered."""
