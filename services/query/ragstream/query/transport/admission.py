@@ -23,8 +23,7 @@ a provider client (the LLM's `llm.concurrency`, told through
 `ragstream.common.providers.backlog`): when the model is the bottleneck, admitted calls
 queue there, not here. Under load a slot holder also waits for the CPU, so the time it holds
 its slot overstates the queue's pace, while the completion rate is what a newcomer waits on.
-The
-prediction is then scaled by how far recent calls overran theirs (`Admission.bias`, which
+The prediction is then scaled by how far recent calls overran theirs (`Admission.bias`, which
 learns what the model leaves out: a remote model's own queue, lag spikes), plus twice the
 spread of those overruns: a call is admitted when it will very likely finish in time, not
 when the average call would. Starting work that cannot finish in time only delays
