@@ -34,6 +34,7 @@ from aiokafka.errors import CommitFailedError, IllegalStateError, KafkaError
 from ragstream.common.bus.kafka_admin import KafkaUnavailableError, start_or_explain
 from ragstream.common.bus.kafka_login import SaslLogin
 from ragstream.common.bus.kafka_security import KafkaOptions
+from ragstream.common.bus.kafka_stop import stop_consumer
 from ragstream.common.bus.protocols import BusRecord
 
 log = logging.getLogger(__name__)
@@ -314,4 +315,4 @@ class KafkaConsumer:
                 await self._lag_task
             self._lag_task = None
         if consumer is not None:
-            await consumer.stop()
+            await stop_consumer(consumer)

@@ -19,6 +19,7 @@ from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.errors import KafkaError
 
 from ragstream.common.bus.kafka_security import KafkaOptions
+from ragstream.common.bus.kafka_stop import stop_consumer
 
 COORDINATOR_ATTEMPTS = 5
 COORDINATOR_BACKOFF_S = 0.5
@@ -55,7 +56,7 @@ async def group_lag(
             return sum(end - start for start, end in behind.values())
         return await count_keyed(reader, behind, f"{workspace}/".encode())
     finally:
-        await reader.stop()
+        await stop_consumer(reader)
         await admin.close()
 
 
