@@ -62,6 +62,17 @@ and answers, and the rest arrive a few at a time), wall 1.02, 1.01 -> 0.97, 0.91
 recent round trips (a hung provider) then stopped holding batches back; five more runs on
 a busier machine, with and without that bound: 9-11 requests, wall 0.98-1.26 s, either
 way.
+
+The queries a server has received and not yet embedded announced to the scheduler, and a
+partial batch held while any of them is near (only CPU time, not a remote wait, before its
+embedding; providers/forecast.py), for at most four round trips: against the code before
+it (ad17366), in turn three times on a 2-core machine slower than the one above: the
+64-query burst 10, 9, 10 -> 7, 7, 6 embedding requests (batch sizes such as 12, 32, 32, 32,
+32, 32, 20), wall 1.09, 1.21, 1.49 -> 1.32, 1.17, 1.35 s; the 500-query burst 70, 76, 76
+-> 50, 49, 50 requests, 8.4, 9.8, 9.6 -> 9.1, 8.4, 9.4 s; mix p50 122.7, 125.5, 125.6 ->
+123.6, 120.5, 125.3 ms. What is left of the wall is the burst's CPU: the queries' stages
+take turns on one event loop, about 14 ms each (py-spy, above), so 64 queries need 0.9 s
+of it.
 """
 
 from __future__ import annotations

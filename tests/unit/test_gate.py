@@ -11,11 +11,14 @@ from typing import Any, TypeAlias
 import grpc
 import pytest
 
+from ragstream.common.providers.forecast import Forecast
+from ragstream.common.providers.scheduler import Priority
 from ragstream.query.transport.admission import Admission
 from ragstream.query.transport.convert import deadline_of
+from ragstream.query.transport.gate import embeds
 from ragstream.query.transport.interceptors import QUERIES, Gate, GrpcGate
 from ragstream.query.transport.validation import Limits
-from ragstream.v1 import query_pb2, query_pb2_grpc
+from ragstream.v1 import graph_pb2, query_pb2, query_pb2_grpc
 
 
 class Recorder(query_pb2_grpc.QueryServiceServicer):
@@ -104,3 +107,38 @@ async def test_one_workspace_flooding_the_queue_does_not_starve_another() -> Non
         await asyncio.gather(*flood)
     assert quiet.notes == ["none"]
     assert recorder.workspaces == ["flood", "flood", "quiet", "flood", "flood"]
+
+
+class Announced(query_pb2_grpc.QueryServiceServicer):
+    """Answers Retrieve with whether its embedding request is announced as near."""
+
+    def __init__(self, forecast: Forecast) -> None:
+        self.forecast = forecast
+
+    async def Retrieve(
+        self, request: query_pb2.RetrieveRequest, context: Any
+    ) -> query_pb2.RetrieveResponse:
+        return query_pb2.RetrieveResponse(notes=[str(self.forecast.any_near(Priority.QUERY))])
+
+
+async def test_a_query_that_will_embed_is_announced_to_the_embedding_scheduler() -> None:
+    forecast = Forecast(lambda: None)
+    gate = Gate(Limits(max_document_bytes=10), "default", None, {}, forecast)
+    server = grpc.aio.server(interceptors=[GrpcGate(gate)])
+    query_pb2_grpc.add_QueryServiceServicer_to_server(Announced(forecast), server)  # type: ignore[abstract]
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            client = query_pb2_grpc.QueryServiceStub(channel)
+            mix = query_pb2.QueryParams(mode=query_pb2.QUERY_MODE_MIX)
+            bypass = query_pb2.QueryParams(mode=query_pb2.QUERY_MODE_BYPASS)
+            default = await client.Retrieve(query_pb2.RetrieveRequest(query="q"))
+            mixed = await client.Retrieve(query_pb2.RetrieveRequest(query="q", params=mix))
+            bypassed = await client.Retrieve(query_pb2.RetrieveRequest(query="q", params=bypass))
+    finally:
+        await server.stop(0)
+    assert [default.notes, mixed.notes, bypassed.notes] == [["True"], ["True"], ["False"]]
+    assert not forecast.any_near(Priority.INDEXING)  # every announcement ended with its call
+    assert embeds(query_pb2.QueryRequest(query="q"))
+    assert not embeds(graph_pb2.GetGraphStatsRequest())

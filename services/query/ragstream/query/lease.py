@@ -10,10 +10,12 @@ released for the wait and taken back after it, ahead of calls that have not star
 (they are behind a call already under way, which is nearer to its answer).
 
 A lease is also told when its call queues for a provider client's concurrency limit
-(`ragstream.common.providers.backlog`): that wait is the backlog's, not the call's.
+(`ragstream.common.providers.backlog`): that wait is the backlog's, not the call's. And a
+remote wait tells the embedding scheduler that the call's announced embedding request, if
+it has one, is not near meanwhile (`ragstream.common.providers.forecast.far`).
 
 The query package knows no transport: without a bound lease (tests, the CLI's local queries)
-`remote()` does nothing.
+`remote()` gives no slot up.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Protocol
 
 from ragstream.common.providers.backlog import Observer, observed
+from ragstream.common.providers.forecast import far
 
 
 class Lease(Observer, Protocol):
@@ -64,14 +67,14 @@ async def remote() -> AsyncIterator[None]:
     The slot is taken back when the block ends or fails, not when it is cancelled: a call
     cancelled (deadline, client gone) has nothing left to do with it."""
     lease = _current.get()
-    if lease is None:
-        yield
-        return
-    lease.release()
+    if lease is not None:
+        lease.release()
     try:
-        yield
+        with far():  # the call's coming embedding request is not near meanwhile
+            yield
     except BaseException as exc:
-        if isinstance(exc, Exception):
+        if lease is not None and isinstance(exc, Exception):
             await lease.reacquire()  # a failed call may go on (a fallback, a note)
         raise
-    await lease.reacquire()
+    if lease is not None:
+        await lease.reacquire()

@@ -13,6 +13,7 @@ from ragstream.common.bus.progress import Progress, indexing_progress
 from ragstream.common.config import Settings
 from ragstream.common.health import HealthServer
 from ragstream.common.listen import check_listen, parse_listen
+from ragstream.common.providers.forecast import Forecast
 from ragstream.common.providers.scheduler import Priority
 from ragstream.common.registry import Backends
 from ragstream.common.text.analyzer import preload_segmenter
@@ -97,8 +98,9 @@ def build_servicers(settings: Settings, backends: Backends) -> Servicers:
     )
 
 
-def build_gate(settings: Settings) -> Gate:
-    """Authentication, request rules, tenancy, admission and deadlines for every call."""
+def build_gate(settings: Settings, forecast: Forecast | None = None) -> Gate:
+    """Authentication, request rules, tenancy, admission and deadlines for every call; the
+    queries that will embed are announced to `forecast` (the embedding scheduler's)."""
     server = settings.server
     return Gate(
         Limits(max_document_bytes=settings.indexer.max_document_bytes),
@@ -108,6 +110,7 @@ def build_gate(settings: Settings) -> Gate:
             queries=(server.max_concurrent_queries, server.max_queued_queries),
             publishes=(server.max_concurrent_publishes, server.max_queued_publishes),
         ),
+        forecast,
     )
 
 
@@ -126,7 +129,9 @@ def build_server(
         servicers.ingest,
         settings.server.max_message_mb,
         graph=servicers.graph,
-        interceptors=[GrpcGate(gate or build_gate(settings))],
+        interceptors=[
+            GrpcGate(gate or build_gate(settings, backends.providers.embeddings.forecast))
+        ],
         credentials=server_credentials(settings.auth),
     )
 
@@ -153,7 +158,8 @@ def build_servers(
 ) -> tuple[GrpcServer, HttpServer | None]:
     """The gRPC server (bound) and, when `http_listen` or server.http_listen names an
     address, the HTTP/JSON port, over one set of servicers and one gate."""
-    servicers, gate = build_servicers(settings, backends), build_gate(settings)
+    servicers = build_servicers(settings, backends)
+    gate = build_gate(settings, backends.providers.embeddings.forecast)
     server = build_server(settings, backends, listen, servicers, gate)
     http_listen = http_listen or settings.server.http_listen
     http = build_http_server(settings, servicers, gate, http_listen) if http_listen else None

@@ -53,11 +53,14 @@ class CallsOut:
         else:
             self.round_trip_s += ROUND_TRIP_SMOOTHING * (took - self.round_trip_s)
 
+    def expected_round_trip(self) -> float:
+        """The moving average of the round trip, or INITIAL_ROUND_TRIP_S before the first."""
+        return INITIAL_ROUND_TRIP_S if self.round_trip_s is None else self.round_trip_s
+
     def held_until(self, urgent: int) -> float:
         """Until when a partial batch whose most urgent request has priority `urgent` waits
         for the calls out as urgent as it: -inf when none is out."""
         sent = [at for priority, at in self._out.values() if priority <= urgent]
         if not sent:
             return -math.inf
-        round_trip_s = INITIAL_ROUND_TRIP_S if self.round_trip_s is None else self.round_trip_s
-        return max(sent) + HOLD_ROUND_TRIPS * round_trip_s
+        return max(sent) + HOLD_ROUND_TRIPS * self.expected_round_trip()

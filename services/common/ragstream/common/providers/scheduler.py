@@ -8,10 +8,12 @@ one `EmbeddingScheduler`:
 - requests are merged into provider calls of at most `batch_size` texts and `batch_tokens`
   tokens; a request larger than that is split across calls and reassembled in order. A full
   batch goes as soon as a call slot is free; a partial one waits while a call as urgent as
-  its requests is out (Nagle's rule, calls_out.py), else `batch_window_ms` from its oldest
-  request. A request that finds the scheduler idle (nothing queued or in flight, and no
-  other request within the window before it) is sent at once: a lone query does not wait
-  for company, and a burst goes out in a few full batches;
+  its requests is out (Nagle's rule, calls_out.py) and while requests as urgent that
+  callers announced are near (the queries a server has received and not yet embedded,
+  forecast.py; at most AWAIT_ROUND_TRIPS round trips), else `batch_window_ms` from its
+  oldest request. A request that finds the scheduler idle (nothing queued, in flight or
+  near, and no other request within the window before it) is sent at once: a lone query
+  does not wait for company, and a burst goes out in a few full batches;
 - at most `concurrency` calls are in flight. A batch is packed only once a call slot is free,
   so a query that arrives while indexing saturates the provider goes into the very next call,
   ahead of the backlog: its latency grows by at most one provider round trip;
@@ -49,10 +51,16 @@ from ragstream.common.providers import ProviderError
 from ragstream.common.providers.batch_plan import plan_batch, token_bounds
 from ragstream.common.providers.calls_out import CallsOut
 from ragstream.common.providers.embedding import Embedder, Matrix
+from ragstream.common.providers.forecast import Forecast
 from ragstream.common.telemetry import linked_root_span, own
 from ragstream.common.text.tokens import count_tokens
 
 log = logging.getLogger(__name__)
+
+
+AWAIT_ROUND_TRIPS = 4.0
+"""How long a partial batch waits for near announced requests (forecast.py), in recent
+provider round trips from its oldest request's arrival."""
 
 
 class Priority(enum.IntEnum):
@@ -140,7 +148,10 @@ class EmbeddingScheduler:
         self._out = CallsOut()
         self._last_arrival = -math.inf
         self._changed = asyncio.Event()
-        """Set when a request arrives or a call comes back."""
+        """Set when a request arrives or is withdrawn from the forecast, or a call comes
+        back."""
+        self.forecast = Forecast(self._changed.set)
+        """Requests announced by callers that will ask for vectors soon (forecast.py)."""
         self._owner: asyncio.Task[None] | None = None
         self._closed = False
 
@@ -179,11 +190,13 @@ class EmbeddingScheduler:
         loop = asyncio.get_running_loop()
         tokens = token_bounds(texts, self._count, self._max_tokens // self._max_texts)
         now = loop.time()
-        idle = not self._pending_texts and not self._out
+        self.forecast.arrived()
+        priority = self._priority if priority is None else priority
+        idle = not (self._pending_texts or self._out or self.forecast.any_near(priority))
         request = _Request(
             texts=list(texts),
             tokens=tokens,
-            priority=self._priority if priority is None else priority,
+            priority=priority,
             future=loop.create_future(),
             enqueued=now,
             alone=idle and now - self._last_arrival >= self._window_s,
@@ -257,13 +270,24 @@ class EmbeddingScheduler:
             if any(queue and queue[0].alone for queue in self._queues.values()):
                 return
             urgent = min(priority for priority, queue in self._queues.items() if queue)
-            now, held = loop.time(), self._out.held_until(urgent)
+            now, held = loop.time(), self._held_until(urgent)
             until = held if held > now else self._oldest_arrival() + self._window_s
             if until <= now:
                 return
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(until - now):
                     await self._changed.wait()
+
+    def _held_until(self, urgent: Priority) -> float:
+        """Until when a partial batch whose most urgent request has priority `urgent` waits
+        for company: while a call as urgent is out (calls_out.py), and while requests as
+        urgent are announced (forecast.py), up to AWAIT_ROUND_TRIPS round trips after its
+        oldest request arrived."""
+        held = self._out.held_until(urgent)
+        if self.forecast.any_near(urgent):
+            awaited = self._oldest_arrival() + AWAIT_ROUND_TRIPS * self._out.expected_round_trip()
+            held = max(held, awaited)
+        return held
 
     def _oldest_arrival(self) -> float:
         return min(queue[0].enqueued for queue in self._queues.values() if queue)

@@ -8,7 +8,10 @@ the caller is known (undecodable bytes -> INVALID_ARGUMENT), the request rules o
 request's workspace -> PERMISSION_DENIED), admission (a deadline-aware queue per expensive
 family, fair across workspaces -> RESOURCE_EXHAUSTED with google.rpc.RetryInfo), and then the
 handler runs under the call's deadline (-> DEADLINE_EXCEEDED), with its admission slot bound
-as the `ragstream.query.lease` its stages lend back while they wait on a remote model. Each
+as the `ragstream.query.lease` its stages lend back while they wait on a remote model. A
+query that will embed its question is announced to the embedding scheduler from the moment
+it passes the checks (`ragstream.common.providers.forecast`), so that a burst waiting for
+admission slots is batched as one. Each
 refusal is a `rejections.Rejected`, which the transport turns into its own status, so both
 transports refuse identically.
 
@@ -30,6 +33,8 @@ from typing import Any, Protocol
 
 from google.protobuf.message import Message
 
+from ragstream.common.providers.forecast import Forecast
+from ragstream.common.providers.scheduler import Priority
 from ragstream.query.lease import bound
 from ragstream.query.transport import rejections
 from ragstream.query.transport.admission import Admission, Overloaded
@@ -53,6 +58,14 @@ FAMILIES: dict[str, str] = {
 }
 """The expensive methods (by gRPC method path) and the admission family each belongs to;
 the rest (status, listing, progress, single entities) are cheap reads and run at once."""
+
+EMBEDDING_REQUESTS = frozenset(
+    f"ragstream.v1.{name}Request" for name in ("Query", "StreamQuery", "Retrieve")
+)
+"""Requests that embed their question (unless their mode is bypass): announced to the
+embedding scheduler's forecast while they wait and run (`Gate.running`)."""
+BYPASS = 6
+"""QueryMode's QUERY_MODE_BYPASS: no retrieval, so no embedding."""
 
 EMPTY_MEANS_ALL = frozenset({"ragstream.v1.GetIndexingProgressRequest"})
 """Requests whose empty workspace means every workspace (not the default one): they need a
@@ -91,11 +104,13 @@ class Gate:
         default_workspace: str,
         authenticator: TokenAuthenticator | None = None,
         admissions: Mapping[str, Admission] | None = None,
+        forecast: Forecast | None = None,
     ) -> None:
         self._limits = limits
         self._default_workspace = default_workspace
         self._auth = authenticator
         self._admissions = dict(admissions or {})
+        self._forecast = forecast
 
     def screen(self, request: Message, metadata: Metadata) -> None:
         """Authentication, request rules and tenancy; raises Rejected at the first failure."""
@@ -139,26 +154,44 @@ class Gate:
 
     @contextlib.asynccontextmanager
     async def running(
-        self, method: str, remaining_s: float | None, workspace: str = "", timer: bool = True
+        self,
+        method: str,
+        remaining_s: float | None,
+        request: Message | None = None,
+        timer: bool = True,
     ) -> AsyncIterator[None]:
         """Admission and the deadline around a handler; the deadline covers the queue wait.
         `method` is the gRPC method path, `remaining_s` the time the caller allows, and
-        `workspace` the queue the call waits in. gRPC passes `timer=False`: its core ends a
-        call at the deadline, and a timer of ours that fired while a response was being sent
-        would abort a call with a send in flight, which gRPC refuses."""
+        `request` the decoded request, which names the queue the call waits in (its
+        workspace) and whether it will embed its question, which the embedding scheduler
+        is told from now on (`forecast`). gRPC passes `timer=False`: its core ends a call at
+        the deadline, and a timer of ours that fired while a response was being sent would
+        abort a call with a send in flight, which gRPC refuses."""
         admission = self._admissions.get(FAMILIES.get(method, ""))
         scope = asyncio.timeout(remaining_s if timer else None)
+        workspace = "" if request is None else self.workspace(request)
         slot = admission.slot(workspace, remaining_s) if admission else contextlib.nullcontext()
+        coming: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
+        if self._forecast is not None and request is not None and embeds(request):
+            coming = self._forecast.coming(Priority.QUERY)
         try:
-            async with scope, slot as lease:
-                with bound(lease):  # the stages lend the slot back around remote waits
-                    yield
+            with coming:
+                async with scope, slot as lease:
+                    with bound(lease):  # the stages lend the slot back around remote waits
+                        yield
         except Overloaded as exc:
             raise rejections.overloaded(exc.family, exc.retry_after_s) from None
         except TimeoutError:
             if not scope.expired():
                 raise  # a timeout of some inner call, not the deadline: the handler's to report
             raise rejections.deadline_passed() from None
+
+
+def embeds(request: Message) -> bool:
+    """Whether the request will embed its question."""
+    if request.DESCRIPTOR.full_name not in EMBEDDING_REQUESTS:
+        return False
+    return bool(request.params.mode != BYPASS)  # type: ignore[attr-defined]
 
 
 def admissions(queries: tuple[int, int], publishes: tuple[int, int]) -> dict[str, Admission]:

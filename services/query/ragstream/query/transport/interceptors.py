@@ -105,5 +105,4 @@ class GrpcGate(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
     def _running(
         self, method: str, request: Message, context: Context
     ) -> AbstractAsyncContextManager[None]:
-        workspace = self.gate.workspace(request)
-        return self.gate.running(method, context.time_remaining(), workspace, timer=False)
+        return self.gate.running(method, context.time_remaining(), request, timer=False)

@@ -94,7 +94,7 @@ class ChatEndpoint:
             )
             self._gate.check(message, grant)
             allowed = deadline(request.headers)
-            running = self._gate.running(route.rpc, allowed, self._gate.workspace(message))
+            running = self._gate.running(route.rpc, allowed, message)
             context = Deadline.after(allowed)
             if chat.stream:
                 events = route.call(message, context)

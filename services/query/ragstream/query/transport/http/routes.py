@@ -133,7 +133,7 @@ def handler(route: Route, gate: Gate) -> Handler:
             gate.check(message, grant)
             allowed = deadline(request.headers)
             context = Deadline.after(allowed)
-            running = gate.running(route.rpc, allowed, gate.workspace(message))
+            running = gate.running(route.rpc, allowed, message)
             if route.streaming:
                 return await sse.stream(request, running, route.call(message, context))
             async with running:

@@ -76,7 +76,7 @@ def uploader(publish: Route, gate: Gate) -> Handler:
             gate.check(named, grant)  # the token's workspace and the doc id, before converting
             allowed = deadline(request.headers)
             context = Deadline.after(allowed)  # converting spends the caller's time too
-            running = gate.running(publish.rpc, allowed, gate.workspace(named))
+            running = gate.running(publish.rpc, allowed, named)
             async with running:
                 converted = await asyncio.to_thread(convert_upload, upload)
                 message = publish_request(upload, converted.text, converted.metadata)
