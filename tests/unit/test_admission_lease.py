@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from ragstream.common.providers.backlog import limited
+from ragstream.common.providers.backlog import Slots, limited
 from ragstream.query.lease import bound, remote
 from ragstream.query.transport.admission import Admission, Overloaded
 from ragstream.query.transport.estimates import ServiceTimes, Turnover
@@ -292,6 +292,17 @@ def test_turnover_is_the_interval_between_completions_of_one_saturated_spell() -
     assert turnover.interval_s == pytest.approx(0.5)
 
 
+def test_a_cluster_of_completions_shorter_than_a_call_is_no_turnover() -> None:
+    """The queries of one embedding batch finish within milliseconds: their gaps say nothing
+    of how fast the queue moves until the spell spans a call's service time."""
+    turnover = Turnover()
+    for n in range(20):
+        turnover.completed(10.0 + 0.001 * n, saturated=True, min_span_s=0.5)
+    assert turnover.interval_s is None
+    turnover.completed(10.6, saturated=True, min_span_s=0.5)
+    assert turnover.interval_s == pytest.approx(0.6 / 20)
+
+
 async def test_a_measured_turnover_replaces_a_slot_time_inflated_by_the_load() -> None:
     admission = Admission("queries", concurrency=1, queue=100)
 
@@ -321,6 +332,7 @@ async def test_a_measured_turnover_replaces_a_slot_time_inflated_by_the_load() -
 async def test_the_bias_learned_against_the_modelled_turnover_is_dropped_once_measured() -> None:
     admission = Admission("queries", concurrency=1, queue=100)
     admission.bias = 3.0
+    admission.times = ServiceTimes(mean_s=0.001)  # the turnover's span needs no more
 
     async def short() -> None:
         async with admission.slot():
@@ -382,7 +394,7 @@ async def test_calls_whose_overruns_spread_are_admitted_with_a_margin() -> None:
     await running
 
 
-async def provider_call(admission: Admission, provider: asyncio.Semaphore, seconds: float) -> None:
+async def provider_call(admission: Admission, provider: Slots, seconds: float) -> None:
     """A call whose remote wait goes through a provider client limited to `provider`'s
     slots, each request taking `seconds` there."""
     async with admission.slot() as lease:
@@ -394,7 +406,7 @@ async def provider_call(admission: Admission, provider: asyncio.Semaphore, secon
 async def test_calls_queued_for_a_provider_slot_saturate_the_family() -> None:
     # Plenty of the family's own slots, none ever waited for: the model is the bottleneck.
     admission = Admission("queries", concurrency=64, queue=100)
-    provider = asyncio.Semaphore(2)
+    provider = Slots(2)
     calls = [asyncio.create_task(provider_call(admission, provider, 0.02)) for _ in range(20)]
     await settle()
     assert admission.waiting == 0
@@ -409,7 +421,7 @@ async def test_calls_queued_for_a_provider_slot_saturate_the_family() -> None:
 async def test_the_wait_for_a_provider_slot_is_not_counted_as_service() -> None:
     admission = Admission("queries", concurrency=4, queue=10)
     admission.times = recorded = Recorded()
-    provider = asyncio.Semaphore(1)
+    provider = Slots(1)
     first = asyncio.create_task(provider_call(admission, provider, 0.3))
     await settle()
     await asyncio.gather(first, provider_call(admission, provider, 0.01))
@@ -420,7 +432,7 @@ async def test_the_wait_for_a_provider_slot_is_not_counted_as_service() -> None:
 async def test_a_saturated_model_admits_what_its_turnover_serves_in_time() -> None:
     admission = Admission("queries", concurrency=64, queue=1000)
     admission.times = ServiceTimes(mean_s=0.02)
-    provider = asyncio.Semaphore(2)
+    provider = Slots(2)
     await asyncio.gather(*(provider_call(admission, provider, 0.02) for _ in range(20)))
     assert admission.times.expected_s < 0.1  # not inflated by the queue at the provider
     assert admission.bias < 1.5

@@ -8,6 +8,13 @@ cannot tell that the family is saturated (`ragstream.query.transport.admission`)
 takes its slot through `limited`, which tells the `Observer` bound to the current context
 (the admitted call; none outside a server) when such a wait starts and when it ends. A slot
 free at once is no wait and tells nothing.
+
+A freed slot goes to the waiting call that started first (`Slots`), not to the longest
+waiting request. A query asks the LLM twice, for its keywords and for its answer: with
+first-come order, a burst's answer requests queue behind the keyword requests of every
+query received since, so every query of the burst finishes near its end, however early it
+came. Oldest call first, they finish about in the order they came, which is what admission
+control predicts (Little's law over the completions) and what a deadline needs.
 """
 
 from __future__ import annotations
@@ -15,6 +22,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import heapq
+import itertools
+import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Protocol
 
@@ -22,6 +32,11 @@ from typing import Protocol
 class Observer(Protocol):
     """Told when the call it watches starts and stops waiting for a provider's slot; the
     two come in pairs, possibly overlapping (a call's requests may run side by side)."""
+
+    @property
+    def started(self) -> float:
+        """When the call started (`time.monotonic()`): an earlier call is served first."""
+        ...
 
     def queued(self) -> None: ...
 
@@ -43,19 +58,57 @@ def observed(observer: Observer | None) -> Iterator[None]:
         _observer.reset(token)
 
 
+class Slots:
+    """A provider client's concurrency limit: like a semaphore, but a freed slot goes to the
+    waiter whose call started first (a wait with no call bound counts from its own start)."""
+
+    def __init__(self, limit: int) -> None:
+        self._free = limit
+        self._waiters: list[tuple[float, int, asyncio.Future[None]]] = []
+        """A heap by call start, then arrival; entries whose waiter left stay until popped."""
+        self._arrivals = itertools.count()
+
+    def locked(self) -> bool:
+        """Whether a new request would wait."""
+        return self._free == 0
+
+    async def acquire(self, started: float) -> None:
+        """Returns holding a slot; `started` orders the waiters. Cancelled, it holds none."""
+        if self._free:
+            self._free -= 1
+            return
+        turn = asyncio.get_running_loop().create_future()
+        heapq.heappush(self._waiters, (started, next(self._arrivals), turn))
+        try:
+            await turn
+        except asyncio.CancelledError:
+            if turn.done() and not turn.cancelled():
+                self.release()  # handed a slot as it was cancelled: the next waiter's
+            raise
+
+    def release(self) -> None:
+        while self._waiters:
+            _, _, turn = heapq.heappop(self._waiters)
+            if not turn.done():
+                turn.set_result(None)  # the slot passes straight to the waiter
+                return
+        self._free += 1
+
+
 @contextlib.asynccontextmanager
-async def limited(slots: asyncio.Semaphore) -> AsyncIterator[None]:
+async def limited(slots: Slots) -> AsyncIterator[None]:
     """Holds one of `slots` for the block; a wait for it is told to the bound observer."""
     observer = _observer.get()
-    if observer is None or not slots.locked():
-        async with slots:
-            yield
-        return
-    observer.queued()
-    try:
-        await slots.acquire()
-    finally:
-        observer.dequeued()
+    if not slots.locked():
+        await slots.acquire(0.0)  # free: taken at once
+    elif observer is None:
+        await slots.acquire(time.monotonic())
+    else:
+        observer.queued()
+        try:
+            await slots.acquire(observer.started)
+        finally:
+            observer.dequeued()
     try:
         yield
     finally:

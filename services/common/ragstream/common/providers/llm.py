@@ -7,7 +7,6 @@ callers take their LLM-free paths; they never get a stand-in that pretends to be
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -21,7 +20,7 @@ from opentelemetry.util.types import AttributeValue
 
 from ragstream.common.config import LLMConfig
 from ragstream.common.providers import ProviderError, openai_base_url, openai_client
-from ragstream.common.providers.backlog import limited
+from ragstream.common.providers.backlog import Slots, limited
 from ragstream.common.providers.endpoint import JsonEndpoint, RetryPolicy
 from ragstream.common.telemetry import span
 
@@ -114,7 +113,7 @@ class OpenAIChat:
             max_retries=cfg.max_retries,
         )
         self._server = server_attributes(url)
-        self._semaphore = asyncio.Semaphore(cfg.concurrency)
+        self._slots = Slots(cfg.concurrency)
 
     async def complete(
         self,
@@ -133,7 +132,7 @@ class OpenAIChat:
             "max_tokens": limit,
             "temperature": temperature,
         }
-        async with limited(self._semaphore):
+        async with limited(self._slots):
             with self._span(limit, temperature, current=True) as call:
                 payload = await self._endpoint.post(COMPLETIONS, body)
                 try:
@@ -158,7 +157,7 @@ class OpenAIChat:
             self._temperature(temperature),
         )
         # The span is not made current: this generator yields while it is open.
-        async with limited(self._semaphore):
+        async with limited(self._slots):
             with self._span(limit, temperature, current=False) as call:
                 try:
                     response = await self._client.chat.completions.create(

@@ -18,11 +18,14 @@ times the mean time a call holds a slot, shared by the slots, plus the event loo
 lag, `LoopLag`) plus the expected duration of a whole call (remote waits included, not the
 queues it met). Once it has been, it is Little's law over the measured interval between
 completions while it was saturated (`Turnover`): every call in flight finishes before the
-newcomer, one every interval. Saturated means that calls wait for a slot, or for a slot of
-a provider client (the LLM's `llm.concurrency`, told through
-`ragstream.common.providers.backlog`): when the model is the bottleneck, admitted calls
-queue there, not here. Under load a slot holder also waits for the CPU, so the time it holds
-its slot overstates the queue's pace, while the completion rate is what a newcomer waits on.
+newcomer, one every interval (measured over at least a call's service time: a burst's
+calls finish in clusters, one embedding batch's queries within milliseconds). Saturated
+means that calls wait for a slot, or for a slot of a provider client (the LLM's
+`llm.concurrency`, told through `ragstream.common.providers.backlog`, which serves the
+oldest call first, so calls finish about in the order they came): when the model is the
+bottleneck, admitted calls queue there, not here. Under load a slot holder also waits for
+the CPU, so the time it holds its slot overstates the queue's pace, while the completion
+rate is what a newcomer waits on.
 The prediction is then scaled by how far recent calls overran theirs (`Admission.bias`, which
 learns what the model leaves out: a remote model's own queue, lag spikes), plus twice the
 spread of those overruns: a call is admitted when it will very likely finish in time, not
@@ -220,7 +223,7 @@ class Admission:
     def _completed(self) -> None:
         measured = self.turnover.interval_s is not None
         saturated = bool(self._queue or self._resuming or self.backlogged)
-        self.turnover.completed(time.monotonic(), saturated=saturated)
+        self.turnover.completed(time.monotonic(), saturated, min_span_s=self.times.mean_s)
         if not measured and self.turnover.interval_s is not None:
             # learned against the modelled turnover, which is now replaced
             self.bias, self.bias_deviation = 1.0, 0.0

@@ -55,21 +55,25 @@ class Turnover:
     time a call holds its slot grows with the load, and `held / concurrency` then
     overstates how long the queue takes; the rate at which calls finish is what a queued
     call waits on. Measured over the last `TURNOVER_WINDOW` completions of one saturated
-    spell; `interval_s` is None until a spell has given `MIN_TURNOVER_SAMPLES` of them, and
-    keeps the last spell's figure after it ends."""
+    spell; `interval_s` is None until a spell has given `MIN_TURNOVER_SAMPLES` of them over
+    at least `min_span_s` (a call's service time: calls finish in clusters, the queries of
+    one embedding batch within milliseconds of each other, so a burst's first completions
+    alone would give a turnover many times too fast), and keeps the last spell's figure
+    after it ends."""
 
     def __init__(self) -> None:
         self.interval_s: float | None = None
         self._spell: deque[float] = deque(maxlen=TURNOVER_WINDOW)
 
-    def completed(self, now: float, saturated: bool) -> None:
+    def completed(self, now: float, saturated: bool, min_span_s: float = 0.0) -> None:
         """A call finished at `now`; `saturated`: others were waiting for a slot."""
         if not saturated:
             self._spell.clear()  # the next gap would hold idle time
             return
         self._spell.append(now)
-        if len(self._spell) >= MIN_TURNOVER_SAMPLES:
-            self.interval_s = (self._spell[-1] - self._spell[0]) / (len(self._spell) - 1)
+        span = self._spell[-1] - self._spell[0]
+        if len(self._spell) >= MIN_TURNOVER_SAMPLES and span >= min_span_s:
+            self.interval_s = span / (len(self._spell) - 1)
 
 
 def queue_position(queued: Mapping[str, int], workspace: str) -> int:
