@@ -118,6 +118,15 @@ async def test_nothing_waits_for_a_query_waiting_on_a_remote_model(recording: Re
     assert recording.calls == [["first"], ["away"]]
 
 
+async def test_a_request_of_no_texts_takes_its_announcement_off(recording: Recording) -> None:
+    async with EmbeddingScheduler(recording, config()) as s:
+        with s.forecast.coming(Priority.QUERY):
+            assert s.forecast.any_near(Priority.QUERY)
+            assert len(await s.embed([])) == 0
+            assert not s.forecast.any_near(Priority.QUERY)
+    assert recording.calls == []
+
+
 async def test_a_withdrawn_announcement_ends_the_wait(recording: Recording) -> None:
     async with EmbeddingScheduler(recording, config()) as s:
         now, later = asyncio.Event(), asyncio.Event()

@@ -184,13 +184,13 @@ class EmbeddingScheduler:
     async def embed(self, texts: Sequence[str], *, priority: Priority | None = None) -> Matrix:
         """One row per text, in order. Cancelling the caller withdraws the request if it has
         not been sent yet; raises the provider's error if its batch failed."""
+        self.forecast.arrived()  # also when there is nothing to embed: none is coming
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         self._ensure_started()
         loop = asyncio.get_running_loop()
         tokens = token_bounds(texts, self._count, self._max_tokens // self._max_texts)
         now = loop.time()
-        self.forecast.arrived()
         priority = self._priority if priority is None else priority
         idle = not (self._pending_texts or self._out or self.forecast.any_near(priority))
         request = _Request(
