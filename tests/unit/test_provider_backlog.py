@@ -90,3 +90,23 @@ async def test_a_waiter_cancelled_as_it_is_handed_the_slot_passes_it_on() -> Non
     assert slots.locked()
     slots.release()
     assert not slots.locked()
+
+
+async def test_a_servers_call_goes_before_requests_with_no_call_bound() -> None:
+    """An indexer's extraction requests (no observer) queued first still come after a query
+    that the server is answering."""
+    slots = Slots(1)
+    order: list[str] = []
+
+    async def request(name: str, waits: Waits | None) -> None:
+        with observed(waits):
+            async with limited(slots):
+                order.append(name)
+
+    async with limited(slots):
+        waiting = [asyncio.create_task(request(f"extraction {n}", None)) for n in range(2)]
+        await asyncio.sleep(0.01)
+        waiting.append(asyncio.create_task(request("keywords of a query", Waits(1e9))))
+        await asyncio.sleep(0.01)
+    await asyncio.gather(*waiting)
+    assert order == ["keywords of a query", "extraction 0", "extraction 1"]

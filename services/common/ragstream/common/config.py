@@ -187,9 +187,10 @@ class LLMConfig(Section):
     timeouts, 408, 409, 429 and 5xx (a streamed answer only before its first part)."""
     concurrency: int = Field(8, ge=1, le=256)
     """Requests to the LLM in flight at once, per process. More wait in the client's queue,
-    served oldest call first (a query's answer before the keywords of queries received
-    since it), which the query service's admission control counts: with a slow model, a
-    query that would not finish before its deadline behind that queue is refused at once."""
+    served a query's requests before the indexer's and the oldest query first (its answer
+    before the keywords of queries received since it), which the query service's admission
+    control counts: with a slow model, a query that would not finish before its deadline
+    behind that queue is refused at once."""
 
     @model_validator(mode="after")
     def _model_when_openai(self) -> LLMConfig:

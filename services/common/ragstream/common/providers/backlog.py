@@ -9,12 +9,15 @@ takes its slot through `limited`, which tells the `Observer` bound to the curren
 (the admitted call; none outside a server) when such a wait starts and when it ends. A slot
 free at once is no wait and tells nothing.
 
-A freed slot goes to the waiting call that started first (`Slots`), not to the longest
-waiting request. A query asks the LLM twice, for its keywords and for its answer: with
-first-come order, a burst's answer requests queue behind the keyword requests of every
-query received since, so every query of the burst finishes near its end, however early it
-came. Oldest call first, they finish about in the order they came, which is what admission
-control predicts (Little's law over the completions) and what a deadline needs.
+A freed slot goes to a waiting call of a server (one with an observer: a client is waiting
+for it) before any other request (the indexer's extraction and summaries, which a
+document backlog can queue by the dozen), and among those to the call that started first
+(`Slots`), not to the longest waiting request. A query asks the LLM twice, for its keywords
+and for its answer: with first-come order, a burst's answer requests queue behind the
+keyword requests of every query received since, so every query of the burst finishes near
+its end, however early it came. Oldest call first, they finish about in the order they came,
+which is what admission control predicts (Little's law over the completions) and what a
+deadline needs. The other requests keep their order of arrival.
 """
 
 from __future__ import annotations
@@ -59,26 +62,28 @@ def observed(observer: Observer | None) -> Iterator[None]:
 
 
 class Slots:
-    """A provider client's concurrency limit: like a semaphore, but a freed slot goes to the
-    waiter whose call started first (a wait with no call bound counts from its own start)."""
+    """A provider client's concurrency limit: like a semaphore, but a freed slot goes to an
+    urgent waiter before the others, and among either to the one whose call started first."""
 
     def __init__(self, limit: int) -> None:
         self._free = limit
-        self._waiters: list[tuple[float, int, asyncio.Future[None]]] = []
-        """A heap by call start, then arrival; entries whose waiter left stay until popped."""
+        self._waiters: list[tuple[bool, float, int, asyncio.Future[None]]] = []
+        """A heap by urgency, call start, then arrival; entries whose waiter left stay until
+        popped."""
         self._arrivals = itertools.count()
 
     def locked(self) -> bool:
         """Whether a new request would wait."""
         return self._free == 0
 
-    async def acquire(self, started: float) -> None:
-        """Returns holding a slot; `started` orders the waiters. Cancelled, it holds none."""
+    async def acquire(self, started: float, urgent: bool = False) -> None:
+        """Returns holding a slot; `urgent`, then `started` order the waiters. Cancelled, it
+        holds none."""
         if self._free:
             self._free -= 1
             return
         turn = asyncio.get_running_loop().create_future()
-        heapq.heappush(self._waiters, (started, next(self._arrivals), turn))
+        heapq.heappush(self._waiters, (not urgent, started, next(self._arrivals), turn))
         try:
             await turn
         except asyncio.CancelledError:
@@ -88,7 +93,7 @@ class Slots:
 
     def release(self) -> None:
         while self._waiters:
-            _, _, turn = heapq.heappop(self._waiters)
+            *_, turn = heapq.heappop(self._waiters)
             if not turn.done():
                 turn.set_result(None)  # the slot passes straight to the waiter
                 return
@@ -97,7 +102,8 @@ class Slots:
 
 @contextlib.asynccontextmanager
 async def limited(slots: Slots) -> AsyncIterator[None]:
-    """Holds one of `slots` for the block; a wait for it is told to the bound observer."""
+    """Holds one of `slots` for the block; a wait for it is told to the bound observer, and
+    the observed call (a server's) goes before requests with none (the indexer's)."""
     observer = _observer.get()
     if not slots.locked():
         await slots.acquire(0.0)  # free: taken at once
@@ -106,7 +112,7 @@ async def limited(slots: Slots) -> AsyncIterator[None]:
     else:
         observer.queued()
         try:
-            await slots.acquire(observer.started)
+            await slots.acquire(observer.started, urgent=True)
         finally:
             observer.dequeued()
     try:

@@ -21,8 +21,9 @@ completions while it was saturated (`Turnover`): every call in flight finishes b
 newcomer, one every interval (measured over at least a call's service time: a burst's
 calls finish in clusters, one embedding batch's queries within milliseconds). Saturated
 means that calls wait for a slot, or for a slot of a provider client (the LLM's
-`llm.concurrency`, told through `ragstream.common.providers.backlog`, which serves the
-oldest call first, so calls finish about in the order they came): when the model is the
+`llm.concurrency`, told through `ragstream.common.providers.backlog`, which serves queries
+before the indexer and the oldest query first, so calls finish about in the order they
+came): when the model is the
 bottleneck, admitted calls queue there, not here. Under load a slot holder also waits for
 the CPU, so the time it holds its slot overstates the queue's pace, while the completion
 rate is what a newcomer waits on.
