@@ -37,13 +37,12 @@ import itertools
 import logging
 import math
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from typing import Self
 
 import numpy as np
 from opentelemetry import trace
-from opentelemetry.trace import SpanContext, SpanKind
+from opentelemetry.trace import SpanKind
 
 from ragstream.common.config import EmbeddingConfig
 from ragstream.common.instruments import record_embedding_batch
@@ -51,6 +50,7 @@ from ragstream.common.providers import ProviderError
 from ragstream.common.providers.batch_plan import plan_batch, token_bounds
 from ragstream.common.providers.calls_out import CallsOut
 from ragstream.common.providers.embedding import Embedder, Matrix
+from ragstream.common.providers.embedding_request import EmbeddingRequest, Piece, fail_pieces
 from ragstream.common.providers.forecast import Forecast
 from ragstream.common.telemetry import linked_root_span, own
 from ragstream.common.text.tokens import count_tokens
@@ -79,46 +79,6 @@ class SchedulerClosedError(RuntimeError):
     """The scheduler was closed (or its owner task stopped) before the request was answered."""
 
 
-@dataclass(eq=False)
-class _Request:
-    """One caller's texts, sent in one or more pieces, answered once every row is back."""
-
-    texts: Sequence[str]
-    tokens: list[int]
-    """Token count (or a bound of it, see `token_bounds`) of each text, for the batch limit."""
-    priority: Priority
-    future: asyncio.Future[Matrix]
-    """Done when answered, failed, or cancelled by the caller (then nothing more is sent)."""
-    enqueued: float
-    """Event-loop time of arrival; the batch window runs from the oldest pending request."""
-    alone: bool = False
-    """It found the scheduler idle: sent without waiting for the window."""
-    caller: SpanContext = trace.INVALID_SPAN_CONTEXT
-    """The span that asked (e.g. a query's embed stage): the batch span links to it."""
-    sent: int = 0
-    """Texts packed into batches so far; `texts[sent:]` are still queued."""
-    received: int = 0
-    parts: dict[int, Matrix] = field(default_factory=dict)
-    """Rows received so far, by the index of their first text."""
-
-    def deliver(self, start: int, rows: Matrix) -> None:
-        if self.future.done():
-            return
-        self.parts[start] = rows
-        self.received += len(rows)
-        if self.received == len(self.texts):
-            ordered = [self.parts[index] for index in sorted(self.parts)]
-            self.future.set_result(ordered[0] if len(ordered) == 1 else np.vstack(ordered))
-
-    def fail(self, error: BaseException) -> None:
-        if not self.future.done():
-            self.future.set_exception(error)
-
-
-_Piece = tuple[_Request, int, int]
-"""A request and the [start, end) range of its texts that one batch carries."""
-
-
 class EmbeddingScheduler:
     """An Embedder that batches, prioritizes and rate-limits calls to the embedder it wraps.
 
@@ -142,7 +102,7 @@ class EmbeddingScheduler:
         self._slots = asyncio.Semaphore(cfg.concurrency)
         self._priority = priority
         self._count = count
-        self._queues: dict[Priority, deque[_Request]] = {p: deque() for p in Priority}
+        self._queues: dict[int, deque[EmbeddingRequest]] = {p: deque() for p in Priority}
         self._pending_texts = 0
         self._pending_tokens = 0
         self._out = CallsOut()
@@ -193,7 +153,7 @@ class EmbeddingScheduler:
         now = loop.time()
         priority = self._priority if priority is None else priority
         idle = not (self._pending_texts or self._out or self.forecast.any_near(priority))
-        request = _Request(
+        request = EmbeddingRequest(
             texts=list(texts),
             tokens=tokens,
             priority=priority,
@@ -278,7 +238,7 @@ class EmbeddingScheduler:
                 async with asyncio.timeout(until - now):
                     await self._changed.wait()
 
-    def _held_until(self, urgent: Priority) -> float:
+    def _held_until(self, urgent: int) -> float:
         """Until when a partial batch whose most urgent request has priority `urgent` waits
         for company: while a call as urgent is out (calls_out.py), and while requests as
         urgent are announced (forecast.py), up to AWAIT_ROUND_TRIPS round trips after its
@@ -292,7 +252,7 @@ class EmbeddingScheduler:
     def _oldest_arrival(self) -> float:
         return min(queue[0].enqueued for queue in self._queues.values() if queue)
 
-    def _take_batch(self) -> list[_Piece]:
+    def _take_batch(self) -> list[Piece]:
         """Removes the next batch's texts from the queues, highest priority first."""
         self._drop_finished()
         # Each request in a batch brings at least one text: more requests cannot fit.
@@ -306,7 +266,7 @@ class EmbeddingScheduler:
             self._max_texts,
             self._max_tokens,
         )
-        pieces: list[_Piece] = []
+        pieces: list[Piece] = []
         for request, count in zip(leading, counts, strict=False):
             if count == 0:
                 break
@@ -325,7 +285,7 @@ class EmbeddingScheduler:
         for priority, queue in self._queues.items():
             if not any(request.future.done() for request in queue):
                 continue
-            kept: deque[_Request] = deque()
+            kept: deque[EmbeddingRequest] = deque()
             for request in queue:
                 if request.future.done():
                     self._pending_texts -= len(request.texts) - request.sent
@@ -341,7 +301,7 @@ class EmbeddingScheduler:
             queue.clear()
         self._pending_texts = self._pending_tokens = 0
 
-    async def _send(self, pieces: list[_Piece], call: int) -> None:
+    async def _send(self, pieces: list[Piece], call: int) -> None:
         answered = False
         try:
             # A caller may have gone away between packing and this task's first step.
@@ -352,10 +312,10 @@ class EmbeddingScheduler:
             self._slots.release()
             self._changed.set()
 
-    async def _call(self, pieces: list[_Piece]) -> bool:
+    async def _call(self, pieces: list[Piece]) -> bool:
         """Whether the provider answered."""
         texts = [text for request, start, end in pieces for text in request.texts[start:end]]
-        priority = min(request.priority for request, _, _ in pieces).name.lower()
+        priority = Priority(min(request.priority for request, _, _ in pieces)).name.lower()
         record_embedding_batch(len(texts), priority)
         attributes = {
             "gen_ai.operation.name": "embeddings",
@@ -367,7 +327,7 @@ class EmbeddingScheduler:
         with linked_root_span("embedding_batch", callers, SpanKind.CLIENT, attributes):
             return await self._answer(pieces, texts)
 
-    async def _answer(self, pieces: list[_Piece], texts: list[str]) -> bool:
+    async def _answer(self, pieces: list[Piece], texts: list[str]) -> bool:
         try:
             matrix = await self._embedder.embed(texts)
             if matrix.shape[0] != len(texts):
@@ -375,22 +335,17 @@ class EmbeddingScheduler:
                     f"{self.name} returned {matrix.shape[0]} vectors for {len(texts)} texts"
                 )
         except asyncio.CancelledError:
-            _fail_pieces(pieces, SchedulerClosedError("the embedding scheduler was closed"))
+            fail_pieces(pieces, SchedulerClosedError("the embedding scheduler was closed"))
             raise
         except Exception as exc:  # noqa: BLE001 - handed to every waiting caller, not swallowed
             log.warning("embedding call of %d texts failed: %s", len(texts), exc)
-            _fail_pieces(pieces, exc)
+            fail_pieces(pieces, exc)
             return False
         offset = 0
         for request, start, end in pieces:
             request.deliver(start, matrix[offset : offset + end - start])
             offset += end - start
         return True
-
-
-def _fail_pieces(pieces: Iterable[_Piece], error: BaseException) -> None:
-    for request, _, _ in pieces:
-        request.fail(error)
 
 
 class PriorityView:
