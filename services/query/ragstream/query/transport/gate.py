@@ -41,6 +41,7 @@ from ragstream.query.transport.admission import Admission, Overloaded
 from ragstream.query.transport.auth import Grant, TokenAuthenticator, Unauthenticated
 from ragstream.query.transport.convert import workspace_of
 from ragstream.query.transport.validation import Limits, validate
+from ragstream.v1 import query_pb2
 
 log = logging.getLogger(__name__)
 QUERIES = "queries"
@@ -64,8 +65,6 @@ EMBEDDING_REQUESTS = frozenset(
 )
 """Requests that embed their question (unless their mode is bypass): announced to the
 embedding scheduler's forecast while they wait and run (`Gate.running`)."""
-BYPASS = 6
-"""QueryMode's QUERY_MODE_BYPASS: no retrieval, so no embedding."""
 
 EMPTY_MEANS_ALL = frozenset({"ragstream.v1.GetIndexingProgressRequest"})
 """Requests whose empty workspace means every workspace (not the default one): they need a
@@ -191,7 +190,7 @@ def embeds(request: Message) -> bool:
     """Whether the request will embed its question."""
     if request.DESCRIPTOR.full_name not in EMBEDDING_REQUESTS:
         return False
-    return bool(request.params.mode != BYPASS)  # type: ignore[attr-defined]
+    return bool(request.params.mode != query_pb2.QUERY_MODE_BYPASS)  # type: ignore[attr-defined]
 
 
 def admissions(queries: tuple[int, int], publishes: tuple[int, int]) -> dict[str, Admission]:
