@@ -15,3 +15,16 @@ class ResolutionConfig(BaseModel):
     max_group: int = Field(64, ge=2, le=10_000)
     """A component of the evidence graph with more keys than this is left unmerged: so many
     names joined by rules are a hub of generic names, not one thing."""
+    check: bool = True
+    """With an LLM configured, pairs of entities whose names alone embed close (same or
+    compatible types) that no rule joins are put to the LLM, in batches, and a pair it
+    calls one thing joins (indexer/resolution/names.py, judge.py). Each pair's verdict is
+    kept in the LLM cache, so the same pair is never asked twice. Without an LLM, or off:
+    no names are embedded and only the rules join."""
+    check_similarity: float = Field(0.9, ge=-1.0, le=1.0)
+    """Cosine of two names' vectors from which the pair is put to the LLM."""
+    check_neighbours: int = Field(16, ge=1, le=1000)
+    """A name with this many other names at `check_similarity` or more is generic (a hub,
+    such as "Route 26" among forty routes): it is put to the LLM with none of them."""
+    check_batch: int = Field(20, ge=1, le=200)
+    """Pairs asked in one LLM prompt."""

@@ -28,6 +28,9 @@ class Collection(enum.StrEnum):
     RELATIONS = "relations"
     COMMUNITIES = "communities"
     """Community reports (id: the community's)."""
+    NAMES = "names"
+    """Each live entity key's own name, embedded alone (id: the key): the name-vector
+    candidates of entity resolution's check (indexer/resolution/names.py)."""
 
 
 class DocState(enum.StrEnum):

@@ -32,7 +32,9 @@ from ragstream.indexer.consumer import (
     document_consumer,
 )
 from ragstream.indexer.documents import DocumentIndexer
-from ragstream.indexer.resolution.resolver import Resolver
+from ragstream.indexer.resolution.judge import SameAsJudge
+from ragstream.indexer.resolution.names import NameIndex
+from ragstream.indexer.resolution.resolver import Check, Resolver
 from ragstream.indexer.stages.communities import CommunityMaintainer
 from ragstream.indexer.stages.community_reports import (
     ExtractiveReportWriter,
@@ -40,6 +42,7 @@ from ragstream.indexer.stages.community_reports import (
     ReportWriter,
 )
 from ragstream.indexer.stages.community_write import CommunityWriter
+from ragstream.indexer.stages.extract.llm_calls import CachedChat
 from ragstream.indexer.stages.extract.llm_extractor import LLMExtractor
 from ragstream.indexer.stages.extract.mentions import MentionExtraction
 from ragstream.indexer.stages.extract.nlp_extractor import NLPExtractor
@@ -132,9 +135,23 @@ def resolution(
     if not settings.resolution.enabled:
         return None, None
     stores = backends.stores
-    resolver = Resolver(stores.mentions, stores.search, settings.resolution.max_group)
+    resolver = Resolver(
+        stores.mentions, stores.search, settings.resolution.max_group, check(settings, backends)
+    )
     ledger = Ledger(stores.mentions, backends.bus.publisher, backends.topics.graph_merge)
     return ResolvedMerge(resolver, stores.search, stores.graph), ledger.publish
+
+
+def check(settings: Settings, backends: Backends) -> Check | None:
+    """The LLM check of near names, when it is on and an LLM is configured."""
+    chat, cfg = backends.providers.chat, settings.resolution
+    if chat is None or not cfg.check:
+        return None
+    stores, model = backends.stores, settings.llm.model
+    embedder = backends.providers.embeddings.view(Priority.MERGE)
+    names = NameIndex(stores.search, embedder, cfg.check_similarity, cfg.check_neighbours)
+    asked = CachedChat(chat, stores.cache, model, settings.llm)
+    return Check(names, SameAsJudge(asked, stores.cache, model, cfg.check_batch))
 
 
 def merge_then_communities(

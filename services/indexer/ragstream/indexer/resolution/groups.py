@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from ragstream.common.derive import FALLBACK_TYPES
 from ragstream.common.models import entity_key
 from ragstream.common.text.fold import content_words, is_cjk, name_form
+from ragstream.indexer.resolution.checked import Verdict, joined
 from ragstream.indexer.resolution.evidence import (
     BLOCKED,
     DERIVED,
@@ -95,10 +96,14 @@ class _Union:
 
 
 def groups(
-    members: Mapping[str, Member], evidence: Sequence[SameAs], max_size: int
+    members: Mapping[str, Member],
+    evidence: Sequence[SameAs],
+    max_size: int,
+    verdicts: Sequence[Verdict] = (),
 ) -> dict[str, Group]:
     """The group of every member key (a key no evidence touches is a group of one).
-    `evidence` may name keys without live mentions: they connect, but are no members."""
+    `evidence` may name keys without live mentions: they connect, but are no members.
+    `verdicts` (the LLM's, on pairs of live keys) join the rules' groups (`checked.joined`)."""
     evidence = [s for s in evidence if s.rule not in BLOCKED] + block_pairs(evidence, members)
     strong = _Union()
     ambiguous = _ambiguous_abbreviations(evidence)
@@ -117,7 +122,7 @@ def groups(
             classes += [[k] for k in live]
         elif live:
             classes += _by_type(live, members, romanized)
-    final = _with_short_names(classes, evidence, members)
+    final = _with_short_names(joined(classes, verdicts, members, max_size), evidence, members)
     return {
         key: Group(_canonical(core, members), tuple(keys)) for keys, core in final for key in keys
     }

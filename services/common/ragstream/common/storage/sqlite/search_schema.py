@@ -143,11 +143,28 @@ def _v4_statements() -> list[str]:
     return statements
 
 
+def _v5_statements() -> list[str]:
+    """Entity names embedded alone (`Collection.NAMES`), in the shape the first four steps
+    left the others."""
+    table = "search_names"
+    return [
+        *_record_tables("names"),
+        f"ALTER TABLE {table} ADD COLUMN length INTEGER NOT NULL DEFAULT 0",
+        f"CREATE TABLE {table}_postings (term TEXT NOT NULL, ws INTEGER NOT NULL, "
+        "pk INTEGER NOT NULL, tf INTEGER NOT NULL, length INTEGER NOT NULL, "
+        "PRIMARY KEY (term, ws, pk)) WITHOUT ROWID",
+        f"CREATE TABLE {table}_df (term TEXT PRIMARY KEY, df INTEGER NOT NULL, "
+        "max_tf INTEGER NOT NULL, min_length INTEGER NOT NULL) WITHOUT ROWID",
+        "INSERT INTO search_bm25 (collection, records, tokens) VALUES ('names', 0, 0)",
+    ]
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     tuple(_v1_statements()),
     tuple(_v2_statements()),
     tuple(_v3_statements()),
     tuple(_v4_statements()),
+    tuple(_v5_statements()),
 )
 
 

@@ -1,0 +1,139 @@
+"""Entity names embedded alone, and the names near each other: the candidates of the check.
+
+Stage 2 keeps one record per live entity key in `Collection.NAMES` (id: the key; text and
+vector: its voted display name; attrs: name and type), written by that key's own merge, so
+the collection holds exactly the keys with live mentions. Two keys are a candidate pair when
+their names' vectors are at `similarity` or more and their types are compatible (equal, or
+one a fallback type). A name with `limit` or more such neighbours is a hub (a generic name:
+one of forty numbered routes) and makes no pair, so the relation is symmetric and a function
+of the live names alone, whatever the order in which they arrived.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from ragstream.common.derive import FALLBACK_TYPES
+from ragstream.common.models import Collection, SearchFilter, SearchRecord, Vector
+from ragstream.common.providers.embedding import Embedder
+from ragstream.common.storage.protocols import SearchStore
+from ragstream.indexer.resolution.groups import Member
+
+NAMES = Collection.NAMES
+CONCURRENT_SEARCHES = 16
+
+
+@dataclass(frozen=True, slots=True)
+class Named:
+    """A live entity key's name record."""
+
+    key: str
+    name: str
+    type: str
+
+
+@dataclass(frozen=True, slots=True)
+class Near:
+    """The names at the threshold or more from one key's name (itself left out)."""
+
+    named: Named
+    neighbours: tuple[tuple[Named, float], ...]
+    hub: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """Two live keys whose names are near: put to the LLM unless a rule decided them."""
+
+    a: Named
+    b: Named
+    score: float
+
+
+class NameIndex:
+    def __init__(
+        self, search: SearchStore, embedder: Embedder, similarity: float, limit: int
+    ) -> None:
+        self._search = search
+        self._embedder = embedder
+        self._similarity = similarity
+        self._limit = limit
+
+    async def update(self, ws: str, live: Mapping[str, Member], gone: Sequence[str]) -> set[str]:
+        """Writes the name records of the `live` keys and deletes those of `gone`; returns
+        the keys that were near a name deleted or renamed (their groups may change)."""
+        keys = [*live, *gone]
+        stored = {r.id: r for r in await self._search.get(NAMES, ws, keys)}
+        renamed = [k for k in live if k in stored and stored[k].text != live[k].name]
+        new = [k for k in live if k not in stored or k in renamed]
+        vectors = list(await self._embedder.embed([live[k].name for k in new])) if new else []
+        fresh = dict(zip(new, vectors, strict=True))
+        records = [
+            _record(ws, key, member, fresh[key] if key in fresh else stored[key].vector)
+            for key, member in live.items()
+            if key in fresh or _attrs(member) != dict(stored[key].attrs)
+        ]
+        before = [stored[k] for k in [*gone, *renamed] if k in stored]
+        near = await self._near_vectors(ws, [(r.id, r.vector) for r in before])
+        await self._search.upsert(NAMES, records)
+        await self._search.delete(NAMES, ws, [k for k in gone if k in stored])
+        return {n.key for found in near.values() for n, _ in found} - set(keys)
+
+    async def near(self, ws: str, keys: Sequence[str]) -> dict[str, Near]:
+        """Each key's near names (the keys without a name record are left out)."""
+        records = await self._search.get(NAMES, ws, keys)
+        found = await self._near_vectors(ws, [(r.id, r.vector) for r in records])
+        result: dict[str, Near] = {}
+        for record in records:
+            neighbours = tuple(found[record.id])
+            hub = len(neighbours) >= self._limit
+            result[record.id] = Near(_named(record), () if hub else neighbours, hub)
+        return result
+
+    async def _near_vectors(
+        self, ws: str, vectors: Sequence[tuple[str, Vector]]
+    ) -> dict[str, list[tuple[Named, float]]]:
+        gate = asyncio.Semaphore(CONCURRENT_SEARCHES)
+
+        async def one(key: str, vector: Vector) -> list[tuple[Named, float]]:
+            async with gate:
+                hits = await self._search.search_vector(
+                    NAMES, ws, vector, SearchFilter(), self._limit + 1, self._similarity
+                )
+            return [(_named(h.record), h.score) for h in hits if h.record.id != key]
+
+        found = await asyncio.gather(*(one(key, vector) for key, vector in vectors))
+        return {key: hits for (key, _), hits in zip(vectors, found, strict=True)}
+
+
+def candidates(near: Mapping[str, Near]) -> list[Candidate]:
+    """The pairs of keys, both searched and neither a hub, whose names are near and whose
+    types are compatible; each pair once, sorted."""
+    pairs: dict[tuple[str, str], Candidate] = {}
+    for key, found in near.items():
+        for other, score in found.neighbours:
+            if other.key not in near or near[other.key].hub or other.key == key:
+                continue
+            a, b = sorted((found.named, near[other.key].named), key=lambda n: n.key)
+            if compatible(a.type, b.type):
+                pairs[a.key, b.key] = Candidate(a, b, round(score, 6))
+    return [pairs[k] for k in sorted(pairs)]
+
+
+def compatible(a: str, b: str) -> bool:
+    return a == b or a in FALLBACK_TYPES or b in FALLBACK_TYPES
+
+
+def _attrs(member: Member) -> dict[str, str]:
+    return {"name": member.name, "type": member.type}
+
+
+def _record(ws: str, key: str, member: Member, vector: Vector) -> SearchRecord:
+    return SearchRecord(key, ws, member.name, (), vector, (), attrs=_attrs(member))
+
+
+def _named(record: SearchRecord) -> Named:
+    attrs = record.attrs
+    return Named(record.id, str(attrs.get("name", record.text)), str(attrs.get("type", "")))

@@ -1,0 +1,84 @@
+"""The pure parts of the LLM check: candidate pairs of near names, the joins the verdicts
+make, and the reading of the LLM's reply."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from ragstream.indexer.resolution.checked import Verdict, joined
+from ragstream.indexer.resolution.judge import parse, prompt
+from ragstream.indexer.resolution.names import Candidate, Named, Near, candidates
+
+
+@dataclass(frozen=True)
+class Typed:
+    type: str
+
+
+def named(key: str, type_: str = "organization") -> Named:
+    return Named(key, key.title(), type_)
+
+
+def near(
+    key: str, *others: tuple[str, float], type_: str = "organization", hub: bool = False
+) -> Near:
+    return Near(named(key, type_), () if hub else tuple((named(o), s) for o, s in others), hub)
+
+
+def test_a_pair_is_made_once_between_two_searched_keys_of_compatible_types() -> None:
+    found = {
+        "ibm": near("ibm", ("big blue", 0.93), ("armonk", 0.91)),
+        "big blue": near("big blue", ("ibm", 0.93)),
+        "armonk": near("armonk", ("ibm", 0.91), type_="location"),
+    }
+    pairs = candidates(found)
+    assert [(p.a.key, p.b.key, p.score) for p in pairs] == [("big blue", "ibm", 0.93)]
+
+
+def test_a_hub_makes_no_pair_and_a_key_not_searched_makes_none_either() -> None:
+    found = {
+        "route 26": near("route 26", ("route 28", 0.95), hub=True),
+        "route 28": near("route 28", ("route 26", 0.95)),
+        "kestrel": near("kestrel", ("kestrel airlines", 0.92)),
+    }
+    assert candidates(found) == []
+    concept = {"x": near("x", ("y", 0.9)), "y": near("y", ("x", 0.9), type_="concept")}
+    assert len(candidates(concept)) == 1  # a fallback type goes with any
+
+
+def test_the_joins_hold_apart_what_a_verdict_calls_different_in_any_order() -> None:
+    members = {k: Typed("organization") for k in ("kestrel", "kp", "ka", "kestrel air")}
+    classes = [["kestrel"], ["kp"], ["ka", "kestrel air"]]
+    verdicts = [
+        Verdict("kestrel", "kp", True, 0.95),
+        Verdict("kestrel", "ka", True, 0.93),
+        Verdict("kp", "kestrel air", False, 0.91),
+    ]
+    results = {
+        tuple(map(tuple, joined(classes, list(order), members, 64)))
+        for order in itertools.permutations(verdicts)
+    }
+    # The closest pair joins first; the second join would put kp beside kestrel air.
+    assert results == {(("ka", "kestrel air"), ("kestrel", "kp"))}
+
+
+def test_the_joins_respect_types_and_the_size_bound() -> None:
+    members = {"a": Typed("person"), "b": Typed("organization"), "c": Typed("concept")}
+    same = [Verdict("a", "b", True, 0.99), Verdict("b", "c", True, 0.95)]
+    assert joined([["a"], ["b"], ["c"]], same, members, 64) == [["a"], ["b", "c"]]
+    assert joined([["a"], ["b"], ["c"]], same, members, 1) == [["a"], ["b"], ["c"]]
+
+
+def test_the_reply_is_read_pair_by_pair_and_what_it_leaves_out_has_no_verdict() -> None:
+    assert parse('```json\n{"1": true, "2": false, "3": "yes", "9": true,}\n```', 3) == {
+        0: True,
+        1: False,
+    }
+    assert parse("no idea", 2) == {}
+    assert parse("[true, false]", 2) == {}
+
+
+def test_the_prompt_names_each_pair_with_its_types() -> None:
+    pair = Candidate(named("ibm"), Named("international business machines", 'A "B"', "org"), 0.9)
+    assert prompt([pair]) == 'Pairs:\n1. "Ibm" (organization) | "A \\"B\\"" (org)'
