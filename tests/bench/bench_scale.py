@@ -19,6 +19,7 @@ tokens (and how many of those tokens are the byte-identical system prefix). A be
 demand, never a timed test:
 
     .venv/bin/python -m tests.bench.bench_scale corpus [--model six|names] [--server process|thread]
+        [--check on|off] [--embedding test|minilm]
     .venv/bin/python -m tests.bench.bench_scale offline [--data DIR] [--limit N]
 
 Corpus figures, paired against 45a2475 (before) in one session on 2 shared cores, the test
@@ -253,13 +254,19 @@ async def record_counts(backends: Backends, workspace: str) -> dict[str, int]:
     return {c.value: await search.count(c, workspace) for c in Collection}
 
 
-def corpus_settings(data_dir: Path, base_url: str) -> Settings:
+def corpus_settings(
+    data_dir: Path, base_url: str, check: bool = True, embedding: str = "test"
+) -> Settings:
+    """The test server as LLM; embeddings from it (instant) or from the offline MiniLM (real
+    vectors, so that names near each other are near: the check's candidates)."""
     api = {"base_url": base_url, "api_key": "test"}
+    vectors: dict[str, Any] = {"provider": "openai", "model": "test-embedding", "dimensions": 384}
     return load_settings(
         None,
         data_dir=data_dir,
         llm={"provider": "openai", "model": "test-chat", **api},
-        embedding={"provider": "openai", "model": "test-embedding", "dimensions": 384, **api},
+        embedding={**vectors, **api} if embedding == "test" else {"provider": "minilm"},
+        resolution={"check": check},
         log_level="WARNING",
     )
 
@@ -409,10 +416,13 @@ def llm_in_subprocess(model: str) -> Iterator[tuple[str, RequestLog]]:
 SERVERS = {"process": llm_in_subprocess, "thread": llm_in_process}
 
 
-def bench_corpus(data: Path, model: str, server: str = "process") -> dict[str, Any]:
+def bench_corpus(
+    data: Path, model: str, server: str = "process", check: bool = True, embedding: str = "test"
+) -> dict[str, Any]:
     corpus = data / "2wikimultihopqa_hipporag" / "corpus.jsonl"
     with tempfile.TemporaryDirectory() as tmp, SERVERS[server](model) as (base_url, log):
-        return asyncio.run(corpus_run(corpus_settings(Path(tmp), base_url), log, corpus))
+        settings = corpus_settings(Path(tmp), base_url, check, embedding)
+        return asyncio.run(corpus_run(settings, log, corpus))
 
 
 async def offline_run(settings: Settings, corpus: Path, limit: int) -> dict[str, Any]:
@@ -465,9 +475,16 @@ def main() -> None:
         default="process",
         help="corpus: where the test server runs (thread: shares this interpreter's GIL)",
     )
+    parser.add_argument(
+        "--check", choices=["on", "off"], default="on", help="corpus: the LLM check of near names"
+    )
+    parser.add_argument(
+        "--embedding", choices=["test", "minilm"], default="test", help="corpus: embeddings"
+    )
     args = parser.parse_args()
     if args.workload == "corpus":
-        report = bench_corpus(args.data or DATA, args.model, args.server)
+        check = args.check == "on"
+        report = bench_corpus(args.data or DATA, args.model, args.server, check, args.embedding)
     else:
         report = bench_offline(args.data or DATA / "2wikimultihopqa_hipporag", args.limit)
     print(json.dumps(report, indent=2))

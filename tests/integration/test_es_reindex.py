@@ -110,6 +110,7 @@ async def test_reindex_while_queries_run(
         Collection.ENTITIES: 20,
         Collection.RELATIONS: 20,
         Collection.COMMUNITIES: 0,
+        Collection.NAMES: 0,
     }
     for collection in Collection:
         assert await alias_targets(es_client, layout.alias(collection.value)) == [

@@ -1,4 +1,4 @@
-"""Workspace isolation on Elasticsearch: identical chunks, entities and relations in two
+"""Workspace isolation on Elasticsearch: identical records of every collection in two
 workspaces, and nothing of one ever answers a query in the other."""
 
 from __future__ import annotations
@@ -20,12 +20,14 @@ TEXTS = {
     Collection.ENTITIES: "Mira Okafor: engineer who leads the Kestrel project.",
     Collection.RELATIONS: "Mira Okafor leads Kestrel.",
     Collection.COMMUNITIES: "Mira Okafor and Kestrel: the Kestrel project's people.",
+    Collection.NAMES: "Mira Okafor",
 }
 IDS = {
     Collection.CHUNKS: "chunk-1",
     Collection.ENTITIES: "mira okafor",
     Collection.RELATIONS: relation_key("mira okafor", "kestrel"),
     Collection.COMMUNITIES: "c0123456789ab",
+    Collection.NAMES: "mira okafor",
 }
 
 

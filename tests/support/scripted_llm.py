@@ -4,7 +4,8 @@ It answers an extraction prompt with the capitalized names of the passage, at mo
 MAX_RECORDS entities and MAX_RECORDS relations (pairs named next to each other in one
 sentence), as a model with a bounded answer would; a gleaning prompt with the names it left
 out (again at most MAX_RECORDS); a summary prompt with one sentence naming the subject; a
-community report prompt with a report (GraphRAG's JSON) on its first entities and relation.
+community report prompt with a report (GraphRAG's JSON) on its first entities and relation;
+the check of near names with "different" for every pair, as a cautious model would.
 Every reply ends with the completion marker, so the output looks complete and only a
 passage with more names than one answer holds leaves something for gleaning.
 """
@@ -16,6 +17,7 @@ import json
 import re
 from typing import Any
 
+from ragstream.indexer.resolution.judge import SYSTEM as CHECK_SYSTEM
 from ragstream.indexer.stages.extract.parser import COMPLETION_MARKER, TUPLE_DELIMITER
 
 MAX_RECORDS = 30
@@ -25,7 +27,10 @@ _SKIP = frozenset({"The", "A", "An", "In", "On", "At", "It", "He", "She", "They"
 
 
 def kind(messages: list[dict[str, Any]]) -> str:
-    """extraction, gleaning (a follow-up turn on the same passage), summary or report."""
+    """extraction, gleaning (a follow-up turn on the same passage), summary, report or
+    check."""
+    if messages[0].get("content") == CHECK_SYSTEM:
+        return "check"
     if "merge descriptions" in str(messages[0].get("content", "")):
         return "summary"
     if "report of a community" in str(messages[-1].get("content", "")):
@@ -82,6 +87,9 @@ def report(messages: list[dict[str, Any]]) -> str:
 
 
 def respond(messages: list[dict[str, Any]], body: dict[str, Any]) -> str:
+    if kind(messages) == "check":
+        pairs = re.findall(r"^(\d+)\. ", str(messages[-1].get("content", "")), re.MULTILINE)
+        return json.dumps(dict.fromkeys(pairs, False))
     if kind(messages) == "report":
         return report(messages)
     if kind(messages) == "summary":

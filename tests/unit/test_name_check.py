@@ -1,14 +1,22 @@
-"""The pure parts of the LLM check: candidate pairs of near names, the joins the verdicts
+"""The LLM check's parts: the name index, candidate pairs of near names, the joins the verdicts
 make, and the reading of the LLM's reply."""
 
 from __future__ import annotations
 
 import itertools
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from pathlib import Path
 
+import pytest
+
+from ragstream.common.models import Collection
+from ragstream.common.providers.embedding import HashEmbedder
+from ragstream.common.storage.sqlite import Database, SqliteSearchStore
 from ragstream.indexer.resolution.checked import Verdict, joined
+from ragstream.indexer.resolution.groups import Member
 from ragstream.indexer.resolution.judge import parse, prompt
-from ragstream.indexer.resolution.names import Candidate, Named, Near, candidates
+from ragstream.indexer.resolution.names import Candidate, Named, NameIndex, Near, candidates
 
 
 @dataclass(frozen=True)
@@ -82,3 +90,39 @@ def test_the_reply_is_read_pair_by_pair_and_what_it_leaves_out_has_no_verdict() 
 def test_the_prompt_names_each_pair_with_its_types() -> None:
     pair = Candidate(named("ibm"), Named("international business machines", 'A "B"', "org"), 0.9)
     assert prompt([pair]) == 'Pairs:\n1. "Ibm" (organization) | "A \\"B\\"" (org)'
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[SqliteSearchStore]:
+    db = await Database.open(tmp_path)
+    yield await SqliteSearchStore.open(db)
+    await db.close()
+
+
+async def test_the_name_index_keeps_the_live_names_and_tells_who_was_near_one_that_went(
+    store: SqliteSearchStore,
+) -> None:
+    index = NameIndex(store, HashEmbedder(64), similarity=0.5, limit=3)
+    org = "organization"
+    live = {
+        "kestrel polymers": Member(1, org, "Kestrel Polymers"),
+        "kestrel polymers group": Member(1, org, "Kestrel Polymers Group"),
+        "bergen": Member(1, "location", "Bergen"),
+    }
+    assert await index.update("ws", live, []) == set()
+    near = await index.near("ws", ["kestrel polymers", "bergen", "nobody"])
+    assert set(near) == {"kestrel polymers", "bergen"}
+    assert [n.key for n, _ in near["kestrel polymers"].neighbours] == ["kestrel polymers group"]
+    assert near["bergen"].neighbours == ()
+    # A renamed key is embedded again; a key gone is deleted; both tell their old neighbours.
+    renamed = {"kestrel polymers": Member(2, org, "KESTREL POLYMERS")}
+    assert await index.update("ws", renamed, ["kestrel polymers group"]) == set()
+    assert await index.update("ws", {}, ["kestrel polymers"]) == set()
+    assert await store.count(Collection.NAMES, "ws") == 1
+    # Three or more names near one: each of them is a hub and pairs with none.
+    routes = {f"route {n}": Member(1, "product", f"Route {n}") for n in (26, 28, 39, 55)}
+    await index.update("ws", routes, [])
+    found = await index.near("ws", list(routes))
+    assert all(n.hub and not n.neighbours for n in found.values())
+    assert candidates(found) == []
+    assert await index.update("ws", {}, ["route 26"]) == {"route 28", "route 39", "route 55"}
