@@ -161,3 +161,40 @@ async def test_any_order_of_the_events_gives_the_same_groups_and_stores(tmp_path
         assert groups(other) == groups(first)
         for part in ("entities", "relations", "nodes", "edges", "mentions", "names"):
             assert other[part] == first[part], part
+
+
+async def test_a_name_that_becomes_a_hub_leaves_its_group_and_comes_back(tmp_path: Path) -> None:
+    """Every two names are near; at four neighbours a name is a hub. Two more names make
+    every name a hub, so Kestrel leaves Kestrel Polymers though neither was merged again;
+    deleting them joins the two again, as a fresh index of what is left has them."""
+    base = [change("d", 1, DOCS["d"]), change("f", 1, DOCS["f"])]
+    crowd = change("x", 1, "Lenovo opened an office in Zurich.")
+
+    def hubs(path: Path, base_url: str) -> Any:
+        found = settings(path, base_url)
+        return found.model_copy(
+            update={"resolution": found.resolution.model_copy(update={"check_neighbours": 4})}
+        )
+
+    async with OpenAITestServer(responder=Scripted()) as llm:
+        async with running_pipeline(hubs(tmp_path / "stream", llm.base_url)) as pipeline:
+            await pipeline.publish(base)
+            await pipeline.idle()
+            joined = await pipeline.dump(WS)
+            await pipeline.publish([crowd])
+            await pipeline.idle()
+            crowded = await pipeline.dump(WS)
+            await pipeline.publish([change("x", 2, None)])
+            await pipeline.idle()
+            after = await pipeline.dump(WS)
+        async with running_pipeline(hubs(tmp_path / "fresh", llm.base_url)) as pipeline:
+            await pipeline.publish([*base, crowd])
+            await pipeline.idle()
+            fresh_crowded = await pipeline.dump(WS)
+    assert groups(joined)["kestrel"] == ["kestrel", "kestrel polymers"]
+    assert groups(crowded)["kestrel"] == ["kestrel"]
+    assert groups(crowded)["kestrel polymers"] == ["kestrel polymers"]
+    assert groups(after) == groups(joined)
+    for part in ("entities", "relations", "nodes", "edges", "names"):
+        assert after[part] == joined[part], part
+        assert crowded[part] == fresh_crowded[part], part

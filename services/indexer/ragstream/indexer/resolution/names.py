@@ -6,7 +6,9 @@ the collection holds exactly the keys with live mentions. Two keys are a candida
 their names' vectors are at `similarity` or more and their types are compatible (equal, or
 one a fallback type). A name with `limit` or more such neighbours is a hub (a generic name:
 one of forty numbered routes) and makes no pair, so the relation is symmetric and a function
-of the live names alone, whatever the order in which they arrived.
+of the live names alone, whatever the order in which they arrived. A hub's neighbours are
+still listed (up to `SEARCHED` times `limit`): a name arriving near a name can make it a hub,
+and the walk must reach the names that hub was joined to, whose groups change with it.
 """
 
 from __future__ import annotations
@@ -23,6 +25,9 @@ from ragstream.indexer.resolution.groups import Member
 
 NAMES = Collection.NAMES
 CONCURRENT_SEARCHES = 16
+SEARCHED = 4
+"""Neighbours listed per name: `SEARCHED` x `limit` (a hub's partners of before are among
+them unless more than that many names arrived near it at once)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +46,7 @@ class Near:
     named: Named
     neighbours: tuple[tuple[Named, float], ...]
     hub: bool
+    """`limit` neighbours or more: the name makes no pair."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,12 +91,10 @@ class NameIndex:
         """Each key's near names (the keys without a name record are left out)."""
         records = await self._search.get(NAMES, ws, keys)
         found = await self._near_vectors(ws, [(r.id, r.vector) for r in records])
-        result: dict[str, Near] = {}
-        for record in records:
-            neighbours = tuple(found[record.id])
-            hub = len(neighbours) >= self._limit
-            result[record.id] = Near(_named(record), () if hub else neighbours, hub)
-        return result
+        return {
+            r.id: Near(_named(r), tuple(found[r.id]), len(found[r.id]) >= self._limit)
+            for r in records
+        }
 
     async def _near_vectors(
         self, ws: str, vectors: Sequence[tuple[str, Vector]]
@@ -100,7 +104,7 @@ class NameIndex:
         async def one(key: str, vector: Vector) -> list[tuple[Named, float]]:
             async with gate:
                 hits = await self._search.search_vector(
-                    NAMES, ws, vector, SearchFilter(), self._limit + 1, self._similarity
+                    NAMES, ws, vector, SearchFilter(), SEARCHED * self._limit, self._similarity
                 )
             return [(_named(h.record), h.score) for h in hits if h.record.id != key]
 
@@ -113,6 +117,8 @@ def candidates(near: Mapping[str, Near]) -> list[Candidate]:
     types are compatible; each pair once, sorted."""
     pairs: dict[tuple[str, str], Candidate] = {}
     for key, found in near.items():
+        if found.hub:
+            continue
         for other, score in found.neighbours:
             if other.key not in near or near[other.key].hub or other.key == key:
                 continue
