@@ -6,8 +6,10 @@ an index `ragstream eval multihop --index-dir DIR` kept:
 
     .venv/bin/python -m tests.bench.bench_name_pairs DIR [DIR ...] [--sample 50 --seed 7]
 
-Printed per index: entities, pairs, and a seeded sample of the pairs (names and types) to
-judge by hand.
+Printed per index: entities, pairs, the pairs the LLM check would put to an LLM with the
+default settings (`check_pairs`: types compatible, neither name with `check_neighbours` or
+more others at the threshold), and a seeded sample of the pairs (names, types, cosine, and
+whether the check would ask it) to judge by hand.
 """
 
 from __future__ import annotations
@@ -17,11 +19,14 @@ import asyncio
 import json
 import random
 import sqlite3
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
 
+from ragstream.common.config_resolution import ResolutionConfig
 from ragstream.common.providers.minilm import MiniLMEmbedder
+from ragstream.indexer.resolution.names import compatible
 
 BLOCK = 2048
 
@@ -56,14 +61,22 @@ async def report(index_dir: Path, threshold: float, sample: int, seed: int) -> d
         await embedder.close()
     pairs = close_pairs(np.asarray(vectors, dtype=np.float32), threshold)
     chosen = random.Random(seed).sample(pairs, min(sample, len(pairs)))
+    neighbours = Counter(k for i, j, _ in pairs for k in (i, j))
+    hub = ResolutionConfig().check_neighbours
+
+    def asked(i: int, j: int) -> bool:
+        both = neighbours[i] < hub and neighbours[j] < hub
+        return both and compatible(names[i][1], names[j][1])
+
     return {
         "index": str(index_dir),
         "entities": len(names),
         "threshold": threshold,
         "pairs": len(pairs),
         "same_type_pairs": sum(names[i][1] == names[j][1] for i, j, _ in pairs),
+        "check_pairs": sum(asked(i, j) for i, j, _ in pairs),
         "sample": [
-            [names[i][0], names[i][1], names[j][0], names[j][1], round(score, 3)]
+            [names[i][0], names[i][1], names[j][0], names[j][1], round(score, 3), asked(i, j)]
             for i, j, score in sorted(chosen)
         ],
     }
