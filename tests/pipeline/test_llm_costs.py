@@ -17,7 +17,7 @@ import pytest
 from ragstream.common.events import DocumentChange
 from ragstream.testing.openai_server import OpenAITestServer
 from tests.support.pipeline import Pipeline, embedded_settings, running_pipeline
-from tests.support.scripted_llm import kind, passage_of, report
+from tests.support.scripted_llm import check, kind, passage_of, report
 
 WS = "costs"
 SHARED = "Halvorsen Aquatics"
@@ -25,6 +25,8 @@ _NAME = re.compile(r"\b([A-Z][a-z]+ [A-Z][a-z]+)\b")
 
 
 def responder(messages: list[dict[str, Any]], body: dict[str, Any]) -> str:
+    if kind(messages) == "check":
+        return check(messages)
     if kind(messages) == "report":
         return report(messages)
     if kind(messages) == "summary":
@@ -44,7 +46,7 @@ def responder(messages: list[dict[str, Any]], body: dict[str, Any]) -> str:
 
 
 def calls(server: OpenAITestServer) -> dict[str, int]:
-    counts = {"extraction": 0, "gleaning": 0, "summary": 0, "report": 0}
+    counts = {"extraction": 0, "gleaning": 0, "summary": 0, "report": 0, "check": 0}
     for body in server.log.bodies.get("chat", []):
         counts[kind(body["messages"])] += 1
     return counts

@@ -86,10 +86,15 @@ def report(messages: list[dict[str, Any]]) -> str:
     })  # fmt: skip
 
 
+def check(messages: list[dict[str, Any]]) -> str:
+    """Every pair of the check's prompt called two things."""
+    pairs = re.findall(r"^(\d+)\. ", str(messages[-1].get("content", "")), re.MULTILINE)
+    return json.dumps(dict.fromkeys(pairs, False))
+
+
 def respond(messages: list[dict[str, Any]], body: dict[str, Any]) -> str:
     if kind(messages) == "check":
-        pairs = re.findall(r"^(\d+)\. ", str(messages[-1].get("content", "")), re.MULTILINE)
-        return json.dumps(dict.fromkeys(pairs, False))
+        return check(messages)
     if kind(messages) == "report":
         return report(messages)
     if kind(messages) == "summary":

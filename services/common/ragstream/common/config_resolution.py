@@ -20,7 +20,9 @@ class ResolutionConfig(BaseModel):
     compatible types) that no rule joins are put to the LLM, in batches, and a pair it
     calls one thing joins (indexer/resolution/names.py, judge.py). Each pair's verdict is
     kept in the LLM cache, so the same pair is never asked twice. Without an LLM, or off:
-    no names are embedded and only the rules join."""
+    no names are embedded and only the rules join. Turning it on applies to the keys merged
+    from then on (a key's name is embedded when it merges); re-index the workspace to apply
+    it to all."""
     check_similarity: float = Field(0.9, ge=-1.0, le=1.0)
     """Cosine of two names' vectors from which the pair is put to the LLM."""
     check_neighbours: int = Field(16, ge=1, le=1000)
