@@ -12,11 +12,15 @@ import pytest
 
 from ragstream.common.models import Collection
 from ragstream.common.providers.embedding import HashEmbedder
+from ragstream.common.providers.llm import OpenAIChat
 from ragstream.common.storage.sqlite import Database, SqliteSearchStore
 from ragstream.indexer.resolution.checked import Verdict, joined
 from ragstream.indexer.resolution.groups import Member
-from ragstream.indexer.resolution.judge import parse, prompt
+from ragstream.indexer.resolution.judge import SameAsJudge, parse, prompt
 from ragstream.indexer.resolution.names import Candidate, Named, NameIndex, Near, candidates
+from ragstream.indexer.stages.extract.llm_calls import CachedChat
+from ragstream.testing.openai_server import OpenAITestServer
+from tests.support.chat import MemoryCache, llm_config
 
 
 @dataclass(frozen=True)
@@ -127,3 +131,26 @@ async def test_the_name_index_keeps_the_live_names_and_tells_who_was_near_one_th
     assert all(n.hub and len(n.neighbours) == 3 for n in found.values())
     assert candidates(found) == []
     assert await index.update("ws", {}, ["route 26"]) == {"route 28", "route 39", "route 55"}
+
+
+async def test_a_pair_the_reply_leaves_out_is_asked_again_and_an_answered_one_never() -> None:
+    ibm = Candidate(named("big blue"), named("international business machines"), 0.93)
+    kp = Candidate(named("kestrel"), named("kestrel polymers"), 0.91)
+    async with OpenAITestServer() as server:
+        chat = OpenAIChat(llm_config(server))
+        cache = MemoryCache()
+        judge = SameAsJudge(CachedChat(chat, cache, "m", llm_config(server)), cache, "m", 20)
+        server.script_replies('Sure: {"1": true}', '{"1": false}')
+        first = await judge.verdicts([ibm, kp])
+        second = await judge.verdicts([kp, ibm])
+        third = await judge.verdicts([ibm, kp])
+        await chat.close()
+        prompts = [b["messages"][-1]["content"] for b in server.log.bodies["chat"]]
+    assert first == [Verdict("big blue", "international business machines", True, 0.93)]
+    assert sorted(second, key=lambda v: v.a) == [
+        Verdict("big blue", "international business machines", True, 0.93),
+        Verdict("kestrel", "kestrel polymers", False, 0.91),
+    ]
+    assert sorted(third, key=lambda v: v.a) == sorted(second, key=lambda v: v.a)
+    # Two calls: both pairs, then the one left unanswered alone; the third asked nothing.
+    assert prompts == [prompt([ibm, kp]), prompt([kp])]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import logging
 import re
 from collections.abc import Sequence
 
@@ -22,6 +23,7 @@ from ragstream.indexer.resolution.checked import Verdict
 from ragstream.indexer.resolution.names import Candidate
 from ragstream.indexer.stages.extract.llm_calls import CachedChat
 
+log = logging.getLogger(__name__)
 PROMPT_VERSION = 1
 SYSTEM = (
     "You decide whether two names refer to one and the same real-world thing (one "
@@ -70,6 +72,12 @@ class SameAsJudge:
         found = parse(reply.text, len(batch))
         if found:
             await self._chat.remember(reply)
+        if len(found) < len(batch):
+            log.warning(
+                "the LLM answered %d of the %d pairs put to it (%r...): the others stay apart "
+                "and are asked again at their next merge",
+                len(found), len(batch), reply.text[:80],
+            )  # fmt: skip
         return {_ids(batch[i]): same for i, same in found.items()}
 
     def _key(self, pair: Candidate) -> str:
