@@ -24,7 +24,9 @@ class ResolutionConfig(BaseModel):
     from then on (a key's name is embedded when it merges); re-index the workspace to apply
     it to all."""
     check_similarity: float = Field(0.9, ge=-1.0, le=1.0)
-    """Cosine of two names' vectors from which the pair is put to the LLM."""
+    """Cosine of two names' vectors from which the pair is put to the LLM. 0.9 suits the
+    offline MiniLM; another embedding model spreads its cosines otherwise: count the pairs
+    it gives on a kept index (tests/bench/bench_name_pairs.py --threshold) before changing."""
     check_neighbours: int = Field(16, ge=1, le=1000)
     """A name with this many other names at `check_similarity` or more is generic (a hub,
     such as "Route 26" among forty routes): it is put to the LLM with none of them."""
