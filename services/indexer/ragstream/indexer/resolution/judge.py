@@ -50,18 +50,18 @@ class SameAsJudge:
     async def verdicts(self, pairs: Sequence[Candidate]) -> list[Verdict]:
         """The verdict of every pair that has one: from the cache, else from the LLM."""
         keys = [self._key(p) for p in pairs]
-        known = await asyncio.gather(*(self._cache.get(k) for k in keys))
-        asked = [p for p, v in zip(pairs, known, strict=True) if v not in (SAME, DIFFERENT)]
+        known = [_read(v) for v in await asyncio.gather(*(self._cache.get(k) for k in keys))]
+        asked = [p for p, same in zip(pairs, known, strict=True) if same is None]
         batches = [asked[i : i + self._batch] for i in range(0, len(asked), self._batch)]
         answered: dict[tuple[str, str], bool] = {}
         for found in await asyncio.gather(*(self._ask(b) for b in batches)):
             answered.update(found)
         result: list[Verdict] = []
         for pair, key, cached in zip(pairs, keys, known, strict=True):
-            same = cached == SAME if cached in (SAME, DIFFERENT) else answered.get(_ids(pair))
+            same = cached if cached is not None else answered.get(_ids(pair))
             if same is None:
                 continue
-            if cached not in (SAME, DIFFERENT):
+            if cached is None:
                 await self._cache.put(key, SAME if same else DIFFERENT)
             result.append(Verdict(pair.a.key, pair.b.key, same, pair.score))
         return result
@@ -114,6 +114,11 @@ def parse(text: str, size: int) -> dict[int, bool]:
         if 0 <= index < size and isinstance(same, bool):
             found[index] = same
     return found
+
+
+def _read(cached: str | None) -> bool | None:
+    """A cached verdict: True (same), False (different), None (none yet)."""
+    return {SAME: True, DIFFERENT: False}.get(cached or "")
 
 
 def _ids(pair: Candidate) -> tuple[str, str]:

@@ -116,11 +116,11 @@ def candidates(near: Mapping[str, Near]) -> list[Candidate]:
     """The pairs of keys, both searched and neither a hub, whose names are near and whose
     types are compatible; each pair once, sorted."""
     pairs: dict[tuple[str, str], Candidate] = {}
-    for key, found in near.items():
+    for found in near.values():
         if found.hub:
             continue
         for other, score in found.neighbours:
-            if other.key not in near or near[other.key].hub or other.key == key:
+            if other.key not in near or near[other.key].hub:
                 continue
             a, b = sorted((found.named, near[other.key].named), key=lambda n: n.key)
             if compatible(a.type, b.type):

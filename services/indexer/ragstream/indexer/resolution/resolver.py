@@ -93,12 +93,14 @@ class Resolver:
         group whatever its mentions, so they are not read). With the check on, the name
         records of `merged` are written first, and the walk also starts from the keys near
         a name deleted or renamed."""
-        start = list(keys)
+        start, own = list(keys), {}
         if self._check is not None:
-            start += await self._names(ws, merged, self._check.names)
+            own = await self.live(ws, merged)
+            start += await self._names(ws, merged, own, self._check.names)
         evidence, near = await self._evidence(ws, start)
         touched = {k for s in evidence for k in (s.a, s.b)} | _near_keys(near)
-        mentions = await self.live(ws, sorted(touched | set(merged)))
+        unread = (touched | set(merged)) - (set(merged) if self._check is not None else set())
+        mentions = own | await self.live(ws, sorted(unread))
         members = {key: _member(key, ms) for key, ms in mentions.items()}
         verdicts: list[Verdict] = []
         if self._check is not None:
@@ -106,8 +108,11 @@ class Resolver:
             verdicts = await self._check.judge.verdicts(pairs)
         return Resolved(groups(members, evidence, self._max_size, verdicts), mentions)
 
-    async def _names(self, ws: str, merged: Sequence[str], names: NameIndex) -> list[str]:
-        own = await self.live(ws, merged)
+    async def _names(
+        self, ws: str, merged: Sequence[str], own: dict[str, list[Mention]], names: NameIndex
+    ) -> list[str]:
+        """Writes the name records of `merged` (from their live mentions, `own`); returns the
+        keys near a name deleted or renamed."""
         live = {k: _member(k, own[k]) for k in merged if k in own}
         gone = [k for k in merged if k not in own and not is_block(k)]
         return sorted(await names.update(ws, live, gone))
