@@ -47,7 +47,7 @@ def joined(
         if first == second:
             continue
         merged = groups[first] + groups[second]
-        if len(merged) > max_size or not _one_type(merged, members):
+        if len(merged) > max_size or not one_type(merged, members):
             continue
         if any(frozenset((x, y)) in apart for x in groups[first] for y in groups[second]):
             continue
@@ -58,5 +58,6 @@ def joined(
     return sorted(groups.values())
 
 
-def _one_type(keys: Sequence[str], members: Mapping[str, Typed]) -> bool:
+def one_type(keys: Sequence[str], members: Mapping[str, Typed]) -> bool:
+    """Whether the keys hold at most one type besides the fallback ones."""
     return len({members[k].type for k in keys} - set(FALLBACK_TYPES)) <= 1

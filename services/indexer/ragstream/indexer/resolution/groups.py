@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from ragstream.common.derive import FALLBACK_TYPES
 from ragstream.common.models import entity_key
 from ragstream.common.text.fold import content_words, is_cjk, name_form
-from ragstream.indexer.resolution.checked import Verdict, joined
+from ragstream.indexer.resolution.checked import Verdict, joined, one_type
 from ragstream.indexer.resolution.evidence import (
     BLOCKED,
     DERIVED,
@@ -340,7 +340,7 @@ def _with_short_names(
             continue
         short, full = sorted((same.a, same.b), key=lambda k: (len(members[k].name.split()), k))
         source, target = index[short], index[full]
-        if source != target and _compatible(classes[source], classes[target], members):
+        if source != target and one_type(classes[source] + classes[target], members):
             targets[source].add(target)
     # Ambiguous (two full names) or a chain (the full name points on): left apart.
     into = {s: min(t) for s, t in targets.items() if len(t) == 1 and min(t) not in targets}
@@ -356,11 +356,6 @@ def _with_short_names(
 
 def _full(member: Member) -> bool:
     return len(member.name.split()) > 1
-
-
-def _compatible(a: list[str], b: list[str], members: Mapping[str, Member]) -> bool:
-    types = {_specific(members[k]) for k in a + b} - {""}
-    return len(types) <= 1
 
 
 def _canonical(keys: list[str], members: Mapping[str, Member]) -> str:

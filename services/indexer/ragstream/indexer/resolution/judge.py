@@ -14,10 +14,10 @@ import asyncio
 import hashlib
 import json
 import logging
-import re
 from collections.abc import Sequence
 
 from ragstream.common.providers.llm import ChatMessage
+from ragstream.common.providers.reply_json import json_object
 from ragstream.common.storage.protocols import CacheStore
 from ragstream.indexer.resolution.checked import Verdict
 from ragstream.indexer.resolution.names import Candidate
@@ -37,7 +37,6 @@ SYSTEM = (
     'true, "2": false}, and nothing else.'
 )
 SAME, DIFFERENT = "same", "different"
-_JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 
 
 class SameAsJudge:
@@ -99,14 +98,8 @@ def prompt(batch: Sequence[Candidate]) -> str:
 def parse(text: str, size: int) -> dict[int, bool]:
     """Pair index (0-based) -> verdict, for the pairs the reply answers with a boolean;
     tolerant of code fences, prose around the object and trailing commas."""
-    match = _JSON_OBJECT.search(text)
-    if not match:
-        return {}
-    try:
-        data = json.loads(re.sub(r",\s*}", "}", match.group(0)))
-    except json.JSONDecodeError:
-        return {}
-    if not isinstance(data, dict):
+    data = json_object(text)
+    if data is None:
         return {}
     found: dict[int, bool] = {}
     for number, same in data.items():

@@ -16,6 +16,7 @@ from opentelemetry.trace import Span
 
 from ragstream.common.models import Collection
 from ragstream.common.providers.llm import ChatMessage, ChatModel
+from ragstream.common.providers.reply_json import json_object
 from ragstream.common.storage.protocols import CacheStore, SearchStore
 from ragstream.common.telemetry import annotate
 from ragstream.common.text.analyzer import CHINESE_STOPWORDS, ENGLISH_STOPWORDS, analyze
@@ -30,7 +31,6 @@ _HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 STOPWORDS = ENGLISH_STOPWORDS | CHINESE_STOPWORDS
 OFFLINE_NAME_CANDIDATES = 30
 """Entities the offline path searches for names that occur in the question."""
-_JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 
 KEYWORDS_PROMPT = """Extract search keywords from the user's question for a knowledge-graph search.
 Return only a JSON object, no prose, in this form:
@@ -71,15 +71,8 @@ def _names_in(name: str, query: str) -> bool:
 
 def parse_keywords(text: str) -> Keywords:
     """Keywords from the model's reply; tolerant of code fences, prose and trailing commas."""
-    match = _JSON_OBJECT.search(text)
-    if not match:
-        return Keywords()
-    raw = re.sub(r",\s*([}\]])", r"\1", match.group(0))
-    try:
-        data = json.loads(raw)
-    except json.JSONDecodeError:
-        return Keywords()
-    if not isinstance(data, dict):
+    data = json_object(text)
+    if data is None:
         return Keywords()
     return Keywords(
         high=_strings(data.get("high_level_keywords")), low=_strings(data.get("low_level_keywords"))
