@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from ragstream.cli import demo_data
 from ragstream.indexer.stages.extract.names import entity_key
 from ragstream.indexer.stages.extract.nlp_extractor import NLPExtractor, extract_offline
-from ragstream.indexer.stages.extract.nlp_junk import split_remnant
+from ragstream.indexer.stages.extract.nlp_junk import everyday_word, split_remnant
 from ragstream.indexer.stages.extract.records import ExtractionResult
 from ragstream.indexer.stages.extract.sentences import split_sentences
 
@@ -301,21 +301,47 @@ def test_a_lone_everyday_word_is_no_name_but_a_rare_or_proper_one_is() -> None:
 def test_an_everyday_word_left_over_from_a_split_name_is_no_name() -> None:
     text = (
         "The preserve is run by the Kansas Department of Wildlife and Parks. They visited "
-        "Grant's Tomb. The National Alliance Of Postal and Federal Employees is a union. "
+        "Lincoln's Cottage. The National Alliance Of Transport and Federal Employees is a union. "
         "France and Germany signed it. Lewis and Clark explored the river. Greece adopted "
         "the Euro as its currency; the Euro replaced the drachma at the Trade and Euro desk."
     )
     names = {e.name for e in extract_offline(text).entities}
-    assert not names & {"Parks", "Tomb", "Postal"}
+    assert not names & {"Parks", "Cottage", "Transport"}
     # Words capitalized more often than not stay names after a connector; an everyday word
     # the chunk also writes alone ("adopted the Euro") stays too.
     assert {"Germany", "Clark", "Euro", "Kansas Department of Wildlife"} <= names
 
 
+def test_everyday_words_are_told_from_names_by_how_english_capitalizes_them() -> None:
+    # Written mostly in lowercase: everyday words, whatever the chunk capitalizes.
+    assert all(everyday_word(w) for w in ("Disbanded", "Cabinet", "Winters", "Charge"))
+    # Written mostly capitalized: names, and rare lowercase words are names as likely.
+    assert not any(everyday_word(w) for w in ("Oslo", "Intel", "China", "Tern", "Kakamega"))
+    # Only a little more frequent in lowercase: a name as likely.
+    assert not any(everyday_word(w) for w in ("Queens", "Labour", "Guinea"))
+    assert not everyday_word("cabinet") and not everyday_word("CABINET")  # only capitalized
+    text = (
+        "Royal Flying Corps\n\nRoyal Flying Corps, 1912-1918. Disbanded merged into the "
+        "Royal Air Force. Winters in Tucson are mild, and Queens and Brooklyn lie west."
+    )
+    names = {e.name for e in extract_offline(text).entities}
+    assert not names & {"Disbanded", "Winters"}
+    assert {"Royal Flying Corps", "Queens", "Brooklyn", "Tucson"} <= names
+
+
+def test_the_title_of_a_chunk_is_never_split_into_names_it_also_writes() -> None:
+    text = (
+        "Dodge City Legend\n\nThe Dodge City Legend was a basketball franchise located in "
+        "Dodge City, Kansas. The Legend won three titles."
+    )
+    names = {e.name for e in extract_offline(text).entities}
+    assert {"Dodge City Legend", "Dodge City"} <= names
+
+
 def test_a_split_remnant_is_judged_by_every_place_the_chunk_writes_it() -> None:
     stop = {"the", "in"}
     assert split_remnant("Parks", ["Department of Wildlife and Parks."], stop)
-    assert split_remnant("Tomb", ["They visited Grant's Tomb."], stop)
+    assert split_remnant("Cottage", ["They visited Lincoln's Cottage."], stop)
     assert split_remnant("Physics", ["The Journal of Applied Physics is a journal."], stop)
     assert split_remnant("Cabinet", ["He sat in the Cabinet of Ministers."], stop)
     assert not split_remnant("Parks", ["Wildlife and Parks.", "Parks were closed."], stop)

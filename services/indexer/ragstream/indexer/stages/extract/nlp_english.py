@@ -271,7 +271,7 @@ def _untitled(tokens: list[_Token]) -> tuple[list[_Token], bool]:
     rest = tokens[start:]
     if len(rest) == 1 and rest[0].kind == "name" and tokens[start - 1].text not in lex.HONORIFICS:
         word = rest[0].text
-        if word in lex.HEAD_WORDS or everyday_word(word, commoner=1):
+        if word in lex.HEAD_WORDS or everyday_word(word):
             return tokens[start - 1 :], False
     return rest, True
 

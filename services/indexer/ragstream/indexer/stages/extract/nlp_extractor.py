@@ -223,7 +223,9 @@ def _split_compounds(names: _Names) -> None:
     English text runs them together ("In mainland China Gannet Fleet is hosted"), which reads
     as one run of capitalized words; the parts named separately elsewhere show the seam.
     After an organization's name, any capitalized rest is split off, and before a known name
-    of two or more words any head is.
+    of two or more words any head is. The chunk's title is never split: it names the
+    passage's subject ("Dodge City Legend", though the chunk also writes "Dodge City" and
+    "the Legend").
     """
     organizations = [
         spelling
@@ -232,7 +234,7 @@ def _split_compounds(names: _Names) -> None:
     ]
     for spelling in list(names.variants):
         rest = _known_rest(spelling, names.variants, organizations)
-        if rest is None:
+        if rest is None or names.variants[spelling] == names.title:
             continue
         key = names.variants.pop(spelling)
         if key not in names.variants.values():
