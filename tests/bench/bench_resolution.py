@@ -12,7 +12,9 @@ entities) of such spellings, with up to ten examples; `punctuation_groups` leave
 groups whose names differ in spacing alone ("Bee Hive" / "Beehive"), which no rule merges.
 Also the entities by type (`concept_share`), names that run two sentences together
 ("1850.After World War II"), and, given the corpus, one-word names that its passages
-write in lowercase more often than capitalized ("Charge", "Formed"): common words.
+write in lowercase more often than capitalized ("Charge", "Formed"): common words (an
+acronym, "AM" or "VA", is none), and how many of those are a passage's title, its subject
+("Adolescence", "Water"), which the extractor keeps by design.
 """
 
 from __future__ import annotations
@@ -73,7 +75,14 @@ def common_words(corpus: Path) -> set[str]:
     return {w for w, n in lower.items() if n > upper[w]}
 
 
-def report(index_dir: Path, common: set[str]) -> dict[str, object]:
+def titles(corpus: Path) -> set[str]:
+    return {
+        str(json.loads(line).get("title", ""))
+        for line in corpus.read_text(encoding="utf-8").splitlines()
+    }
+
+
+def report(index_dir: Path, common: set[str], titled: set[str]) -> dict[str, object]:
     conn = sqlite3.connect(f"file:{index_dir / 'ragstream.db'}?mode=ro", uri=True)
     rows = conn.execute(
         "SELECT r.id, d.attrs FROM search_entities AS r "
@@ -90,7 +99,7 @@ def report(index_dir: Path, common: set[str]) -> dict[str, object]:
         names.append(str(stored.get("name", "")))
         by_spelling[spelling(names[-1])].append(names[-1])
     fragments = sorted(n for n in names if _runs_together(n))
-    lone = sorted(n for n in names if n.isalpha() and n.lower() in common)
+    lone = sorted(n for n in names if n.isalpha() and not n.isupper() and n.lower() in common)
     groups = sorted((names for names in by_spelling.values() if len(names) > 1), key=sorted)
     return {
         "index": str(index_dir),
@@ -105,7 +114,8 @@ def report(index_dir: Path, common: set[str]) -> dict[str, object]:
         "fragments": len(fragments),
         "fragment_examples": fragments[:10],
         "common_words": len(lone) if common else None,
-        "common_word_examples": lone[:20],
+        "common_word_titles": sum(n in titled for n in lone) if common else None,
+        "common_word_examples": lone[:40],
     }
 
 
@@ -115,8 +125,9 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path, help="the corpus.jsonl the indexes were made of")
     args = parser.parse_args()
     common = common_words(args.corpus) if args.corpus else set()
+    titled = titles(args.corpus) if args.corpus else set()
     for index_dir in args.index_dirs:
-        print(json.dumps(report(index_dir, common), ensure_ascii=False))
+        print(json.dumps(report(index_dir, common, titled), ensure_ascii=False))
 
 
 if __name__ == "__main__":

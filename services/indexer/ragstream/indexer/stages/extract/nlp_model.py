@@ -22,6 +22,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Protocol
 
 from ragstream.indexer.stages.extract.names import entity_key
+from ragstream.indexer.stages.extract.nlp_junk import everyday_word
 from ragstream.indexer.stages.extract.nlp_lexicon import (
     CONCEPT,
     EVENT,
@@ -126,16 +127,18 @@ def not_names(
     votes: Mapping[str, Counter[str]],
 ) -> list[str]:
     """Keys the rules gave no type that the model does not take for a name: read only as a
-    date or a number ("June 2023"), or a lone word it never tags ("Formed", "Charge", which
-    the rules took for a name for its capital at the start of a sentence or title). An
-    acronym or a word with a digit ("AUV", "KP-70") is a term, not a common word: it stays."""
+    date or a number ("June 2023"), or a lone everyday word it never tags ("Formed",
+    "Charge", which the rules took for a name for its capital at the start of a sentence or
+    title; nlp_junk.everyday_word). A lone name the small model misses stays ("Socrates' and
+    Xanthippe's eldest son", "According to Aristotle, ..."): dropping every untagged lone
+    word lost such names and, with them, the chunks' links to their passages."""
     dropped = []
     for key, spelling in spellings.items():
         if evidence.get(key):
             continue
         counts = votes.get(key, Counter())
         named = any(kind != NOT_A_NAME for kind in counts)
-        if (counts and not named) or (not named and _common_shape(spelling)):
+        if (counts and not named) or (not named and everyday_word(spelling)):
             dropped.append(key)
     return dropped
 
@@ -153,12 +156,3 @@ def apply_votes(types: Mapping[str, str], votes: Mapping[str, Counter[str]]) -> 
         if kind == CONCEPT and ranked:
             typed[key] = ranked[0]
     return typed
-
-
-def _common_shape(spelling: str) -> bool:
-    """One word, capitalized like a common word at a sentence's start."""
-    return (
-        " " not in spelling
-        and any(c.islower() for c in spelling)
-        and not any(c.isdigit() for c in spelling)
-    )
