@@ -12,6 +12,7 @@ from ragstream.indexer.stages.extract.names import entity_key
 from ragstream.indexer.stages.extract.nlp_extractor import NLPExtractor, extract_offline
 from ragstream.indexer.stages.extract.nlp_junk import junk_name
 from ragstream.indexer.stages.extract.nlp_model import (
+    GROUP,
     NOT_A_NAME,
     SpacyTagger,
     Tag,
@@ -111,6 +112,10 @@ def test_votes_count_per_name_and_ties_follow_the_type_priority() -> None:
         ("Gannet Fleet", frozenset(), Counter(), False),  # two words: the rules' name stands
         ("Tern", frozenset({"product"}), Counter(), False),
         ("Bergen", frozenset(), Counter(location=1, **{NOT_A_NAME: 1}), False),
+        ("Catholic", frozenset(), Counter({GROUP: 2}), True),  # a religion's adjective alone
+        ("Dutch Protestants", frozenset(), Counter({GROUP: 1}), False),  # two words stand
+        ("Democratic", frozenset({"organization"}), Counter({GROUP: 1}), False),  # rules typed
+        ("Socrates", frozenset(), Counter(), False),  # a name the model missed
     ],
 )
 def test_names_the_model_does_not_take_for_names(
@@ -129,6 +134,16 @@ def test_a_lone_name_the_model_misses_stays_and_an_everyday_word_goes() -> None:
     names = {e.name for e in extract_offline(text, tagger()).entities}
     assert {"Lamprocles", "Socrates", "Xanthippe", "Aristotle"} <= names
     assert "Formed" not in names
+
+
+def test_a_nationality_or_religion_alone_is_no_entity() -> None:
+    text = (
+        "The Portuguese navigator Vasco da Gama sailed for the Catholic king. "
+        "Later the Portuguese and the Dutch fought over the Catholic missions in Goa."
+    )
+    names = {e.name for e in extract_offline(text, tagger()).entities}
+    assert not names & {"Portuguese", "Catholic", "Dutch"}
+    assert {"Vasco da Gama", "Goa"} <= names
 
 
 def test_a_title_the_passage_names_again_is_kept_untyped() -> None:

@@ -52,9 +52,14 @@ LABEL_TYPES = {
     "EVENT": EVENT,
 }
 NUMERIC_LABELS = frozenset({"DATE", "TIME", "PERCENT", "MONEY", "QUANTITY", "ORDINAL", "CARDINAL"})
+GROUP_LABELS = frozenset({"NORP"})
 PIPE_BATCH = 64
 NOT_A_NAME = ""
 """The type a tag carries when the model read the span as a number or a date."""
+GROUP = "group"
+"""The type a tag carries when the model read the span as a nationality, a religion or a
+political group ("Portuguese", "Catholic", "Democratic"): alone, such a word qualifies other
+names and is no entity; it would join every passage that uses the adjective."""
 
 _LEADING_ARTICLE = re.compile(r"^(?:the|The|THE)\s+")
 _POSSESSIVE = re.compile(r"['’]s$")
@@ -95,6 +100,8 @@ class SpacyTagger:
         for ent in (ent for doc in docs for ent in doc.ents):
             if ent.label_ in NUMERIC_LABELS:
                 tags.append(Tag(ent.text, NOT_A_NAME))
+            elif ent.label_ in GROUP_LABELS:
+                tags.append(Tag(ent.text, GROUP))
             elif ent.label_ in LABEL_TYPES:
                 name = _POSSESSIVE.sub("", _LEADING_ARTICLE.sub("", ent.text)).strip()
                 if name:
@@ -127,18 +134,21 @@ def not_names(
     votes: Mapping[str, Counter[str]],
 ) -> list[str]:
     """Keys the rules gave no type that the model does not take for a name: read only as a
-    date or a number ("June 2023"), or a lone everyday word it never tags ("Formed",
+    date or a number ("June 2023"); one word read only as a nationality, a religion or a
+    party ("Portuguese", "Catholic"); or a lone everyday word it never tags ("Formed",
     "Charge", which the rules took for a name for its capital at the start of a sentence or
     title; nlp_junk.everyday_word). A lone name the small model misses stays ("Socrates' and
     Xanthippe's eldest son", "According to Aristotle, ..."): dropping every untagged lone
-    word lost such names and, with them, the chunks' links to their passages."""
+    word lost such names and, with them, the links between their passages."""
     dropped = []
     for key, spelling in spellings.items():
         if evidence.get(key):
             continue
         counts = votes.get(key, Counter())
-        named = any(kind != NOT_A_NAME for kind in counts)
-        if (counts and not named) or (not named and everyday_word(spelling)):
+        if any(kind not in (NOT_A_NAME, GROUP) for kind in counts):
+            continue  # the model names it
+        lone = " " not in spelling
+        if NOT_A_NAME in counts or (lone and GROUP in counts) or everyday_word(spelling):
             dropped.append(key)
     return dropped
 
@@ -150,7 +160,7 @@ def apply_votes(types: Mapping[str, str], votes: Mapping[str, Counter[str]]) -> 
     for key, kind in types.items():
         counts = votes.get(key, Counter())
         ranked = sorted(
-            (t for t in counts if t != NOT_A_NAME),
+            (t for t in counts if t not in (NOT_A_NAME, GROUP)),
             key=lambda t: (-counts[t], TYPE_PRIORITY.index(t)),
         )
         if kind == CONCEPT and ranked:
