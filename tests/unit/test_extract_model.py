@@ -116,6 +116,8 @@ def test_votes_count_per_name_and_ties_follow_the_type_priority() -> None:
         ("Dutch Protestants", frozenset(), Counter({GROUP: 1}), False),  # two words stand
         ("Democratic", frozenset({"organization"}), Counter({GROUP: 1}), False),  # rules typed
         ("Socrates", frozenset(), Counter(), False),  # a name the model missed
+        ("Autumn", frozenset(), Counter(), True),  # untagged, and mostly written "autumn"
+        ("Autumn", frozenset(), Counter(event=1), False),  # the model names it
     ],
 )
 def test_names_the_model_does_not_take_for_names(

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from ragstream.cli import demo_data
 from ragstream.indexer.stages.extract.names import entity_key
 from ragstream.indexer.stages.extract.nlp_extractor import NLPExtractor, extract_offline
-from ragstream.indexer.stages.extract.nlp_junk import everyday_word, split_remnant
+from ragstream.indexer.stages.extract.nlp_junk import everyday_word, mostly_lowercase, split_remnant
 from ragstream.indexer.stages.extract.records import ExtractionResult
 from ragstream.indexer.stages.extract.sentences import split_sentences
 
@@ -320,6 +320,9 @@ def test_everyday_words_are_told_from_names_by_how_english_capitalizes_them() ->
     # Only a little more frequent in lowercase: a name as likely.
     assert not any(everyday_word(w) for w in ("Queens", "Labour", "Guinea"))
     assert not everyday_word("cabinet") and not everyday_word("CABINET")  # only capitalized
+    # By any margin: the test for a word nothing else vouches for.
+    assert mostly_lowercase("Queens") and mostly_lowercase("Autumn")
+    assert not mostly_lowercase("Socrates") and not mostly_lowercase("Oslo")
     text = (
         "Royal Flying Corps\n\nRoyal Flying Corps, 1912-1918. Disbanded merged into the "
         "Royal Air Force. Winters in Tucson are mild, and Queens and Brooklyn lie west."

@@ -55,6 +55,12 @@ def everyday_word(word: str) -> bool:
 _MARGIN = math.log(COMMONER)
 
 
+def mostly_lowercase(word: str) -> bool:
+    """True when English writes `word`, capitalized, more often in lowercase, by any margin
+    (a weaker test than `everyday_word`, for a word nothing else vouches for as a name)."""
+    return _everyday().get(word, 0.0) > 0
+
+
 @functools.cache
 def _everyday() -> dict[str, float]:
     table = importlib.resources.files(__package__).joinpath(EVERYDAY_TABLE)

@@ -22,7 +22,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Protocol
 
 from ragstream.indexer.stages.extract.names import entity_key
-from ragstream.indexer.stages.extract.nlp_junk import everyday_word
+from ragstream.indexer.stages.extract.nlp_junk import mostly_lowercase
 from ragstream.indexer.stages.extract.nlp_lexicon import (
     CONCEPT,
     EVENT,
@@ -135,11 +135,12 @@ def not_names(
 ) -> list[str]:
     """Keys the rules gave no type that the model does not take for a name: read only as a
     date or a number ("June 2023"); one word read only as a nationality, a religion or a
-    party ("Portuguese", "Catholic"); or a lone everyday word it never tags ("Formed",
-    "Charge", which the rules took for a name for its capital at the start of a sentence or
-    title; nlp_junk.everyday_word). A lone name the small model misses stays ("Socrates' and
-    Xanthippe's eldest son", "According to Aristotle, ..."): dropping every untagged lone
-    word lost such names and, with them, the links between their passages."""
+    party ("Portuguese", "Catholic"); or a lone word it never tags that English writes more
+    often in lowercase ("Formed", "Charge", "Autumn", which the rules took for a name for its
+    capital at the start of a sentence or title; nlp_junk.mostly_lowercase). A lone name the
+    small model misses stays ("Socrates' and Xanthippe's eldest son", "According to
+    Aristotle, ..."): dropping every untagged lone word lost such names and, with them, the
+    links between their passages."""
     dropped = []
     for key, spelling in spellings.items():
         if evidence.get(key):
@@ -148,7 +149,7 @@ def not_names(
         if any(kind not in (NOT_A_NAME, GROUP) for kind in counts):
             continue  # the model names it
         lone = " " not in spelling
-        if NOT_A_NAME in counts or (lone and GROUP in counts) or everyday_word(spelling):
+        if NOT_A_NAME in counts or (lone and GROUP in counts) or mostly_lowercase(spelling):
             dropped.append(key)
     return dropped
 
