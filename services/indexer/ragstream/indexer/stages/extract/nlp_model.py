@@ -121,7 +121,7 @@ def load_tagger() -> SpacyTagger | None:
 
 
 def model_votes(tags: Sequence[Tag]) -> dict[str, Counter[str]]:
-    """Per entity key, how often the model gave each type (NOT_A_NAME included)."""
+    """Per entity key, how often the model gave each type (NOT_A_NAME and GROUP included)."""
     votes: dict[str, Counter[str]] = {}
     for tag in tags:
         votes.setdefault(entity_key(tag.name), Counter())[tag.entity_type] += 1
