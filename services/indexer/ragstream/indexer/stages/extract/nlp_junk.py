@@ -6,14 +6,13 @@ sentence. Such a span is a fragment, never a name.
 
 A lone everyday word capitalized in a heading, a title or the rest of a split name ("Formed",
 "Disbanded", "Away" of "Home and Away", "Cottage" of "Lincoln's Cottage") names nothing by
-itself.
-Which words are everyday words is read from a table of how often English writes a word in
-lowercase and capitalized (nlp_everyday.txt, derived from spaCy's lexeme probabilities by
-scripts/gen_everyday_words.py): English writes "china" and "oslo" less often than "China" and
-"Oslo", but "charge", "cabinet" and "disbanded" far more often than "Charge", "Cabinet" and
-"Disbanded". The table is case-sensitive, which a dictionary of words is not
-(WordNet lists "china" and "paris"), and it needs no corpus statistics, so the decision is the
-chunk's own.
+itself. Which words are everyday words is read from a table of how often English writes a
+word in lowercase and capitalized (nlp_everyday.txt, derived from spaCy's lexeme
+probabilities by scripts/gen_everyday_words.py): English writes "china" and "oslo" less often
+than "China" and "Oslo", but "charge", "cabinet" and "disbanded" far more often than
+"Charge", "Cabinet" and "Disbanded". The table is case-sensitive, which a dictionary of words
+is not (WordNet lists "china" and "paris"), and it needs no corpus statistics, so the
+decision is the chunk's own.
 """
 
 from __future__ import annotations
@@ -37,6 +36,7 @@ as its capitalized form. At 2, the capitalized form of a place or a brand wins (
 "Intel", "Queens"), while words mostly capitalized at a sentence's start lose ("Charge",
 "Arrival", "Women", "Cabinet"). A word only a little more frequent in lowercase is a name
 as likely ("Queens" of "Queens and Brooklyn", "Labour", "Guinea")."""
+_MARGIN = math.log(COMMONER)
 
 
 def junk_name(name: str) -> bool:
@@ -50,9 +50,6 @@ def everyday_word(word: str) -> bool:
     one: capitalized it is as likely a name ("Tern", a sensor family)."""
     margin = _everyday().get(word)
     return margin is not None and margin >= _MARGIN
-
-
-_MARGIN = math.log(COMMONER)
 
 
 def mostly_lowercase(word: str) -> bool:
