@@ -44,7 +44,8 @@ def cite(chunks: list[ContextChunk]) -> tuple[list[ContextChunk], list[Reference
             )
             members[key] = []
         members[key].append(chunk.chunk_id)
-        cited.append(replace(chunk, reference_id=ref.reference_id))
+        number = ref.reference_id
+        cited.append(chunk if chunk.reference_id == number else replace(chunk, reference_id=number))
     return cited, [replace(ref, chunk_ids=tuple(members[key])) for key, ref in refs.items()]
 
 

@@ -151,4 +151,4 @@ def top(
     cut = kth_best(found.scores, limit)
     chosen = np.flatnonzero(found.scores >= cut)
     chosen = chosen[np.argsort(-found.scores[chosen], kind="stable")]
-    return [(int(found.pks[i]), float(found.scores[i])) for i in chosen]
+    return list(zip(found.pks[chosen].tolist(), found.scores[chosen].tolist(), strict=True))

@@ -34,13 +34,7 @@ class GenerationalCache(Generic[E, V]):
         """Whether a read at `generation` may use and fill the cache of `key` (a newer
         generation than the cache's empties it first)."""
         with self._lock:
-            current = self._generations.get(key)
-            if current is not None and current > generation:
-                return False
-            if current != generation:
-                self._drop(key)
-                self._generations[key] = generation
-            return True
+            return self._admit(key, generation)
 
     def through(
         self,
@@ -52,15 +46,17 @@ class GenerationalCache(Generic[E, V]):
         """The values of `entries` (each once): from the cache where it holds them at
         `generation`, else from `load` (a read at `generation` of the entries missing),
         which fills the cache. An entry `load` leaves out is left out."""
-        usable = self.admit(key, generation)
+        wanted = list(dict.fromkeys(entries))
         found: dict[E, V] = {}
-        missing: list[E] = []
-        for entry in dict.fromkeys(entries):
-            value = self.get(key, generation, entry) if usable else None
-            if value is None:
-                missing.append(entry)
-            else:
-                found[entry] = value
+        with self._lock:  # once for every entry: a query looks up dozens at a time
+            usable = self._admit(key, generation)
+            if usable:
+                for entry in wanted:
+                    value = self._entries.get((key, entry))
+                    if value is not None:
+                        self._entries.move_to_end((key, entry))
+                        found[entry] = value
+        missing = [entry for entry in wanted if entry not in found]
         if missing:
             loaded = load(missing)
             if usable:
@@ -107,6 +103,15 @@ class GenerationalCache(Generic[E, V]):
         with self._lock:
             self._drop(key)
             self._generations.pop(key, None)
+
+    def _admit(self, key: object, generation: int) -> bool:
+        current = self._generations.get(key)
+        if current is not None and current > generation:
+            return False
+        if current != generation:
+            self._drop(key)
+            self._generations[key] = generation
+        return True
 
     def _evict(self, entry: tuple[object, E]) -> None:
         value = self._entries.pop(entry, None)
