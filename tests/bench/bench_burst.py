@@ -90,6 +90,17 @@ times too fast. After: a query of the first ten answered in 0.6-0.8 s, the 100th
 the 300th in 5.7 s. `bench_load --duration 20`, in turn twice: hurried phase 10 and 57 of
 1,475 and 1,431 attempts out of time before, 0 and 4 of 1,522 and 1,517 after, answered
 841, 830 -> 842, 839.
+
+Where the 64-query burst's wall goes (d395eaa, /proc CPU of the server sampled every 50 ms
+through a burst): the server runs at one full core from the first call to the last answer,
+about 17 ms of CPU a query, all of it under one interpreter lock, so the wall is the
+burst's CPU (1.0-1.45 s as the shared machine's speed varies) and no batching shortens it.
+Hits read out of numpy in one call and cache lookups under one lock (d395eaa, against
+c185dda: two servers, bursts sent to each in turn ten times) took 3-6% of it off (server
+CPU per burst 1.148 -> 1.114 s, paired ratio mean 0.97, median 0.94). The rest is spread
+over dozens of steps (transport, three searches and their thread hops, graph reads, prompt,
+citations), none above a few percent: a burst within 1 s on two cores needs queries served
+by more than one process.
 """
 
 from __future__ import annotations
