@@ -15,6 +15,7 @@ from ragstream.common.text.fold import (
     fold,
     name_form,
     singular_fold,
+    unprefixed_fold,
     word_set,
 )
 from ragstream.indexer.resolution.evidence import (
@@ -80,6 +81,31 @@ def test_plural_folds_lowercase_names_and_names_of_several_words() -> None:
     assert singular_fold("Hughes") == singular_fold("Amazons") == ""
     assert singular_fold("glass") == singular_fold("status") == singular_fold("physics") == ""
     assert singular_fold("NASCAR Cup Series") == ""
+
+
+def test_a_title_meets_its_form_without_a_leading_article() -> None:
+    assert unprefixed_fold("The Bedford Incident") == entity_key("Bedford Incident")
+    assert unprefixed_fold("The Godfather Part II") == "godfather part ii"
+    assert unprefixed_fold("THE NICE GUYS") == "nice guys"
+    # One word after the article is another thing as often as not; no article, no rule.
+    assert unprefixed_fold("The Sun") == unprefixed_fold("The Independent") == ""
+    assert unprefixed_fold("Bedford Incident") == unprefixed_fold("Feel the Love") == ""
+    assert unprefixed_fold("Theodore Roosevelt Island") == ""
+
+
+def test_a_title_with_and_without_its_article_in_two_chunks_is_one_entity() -> None:
+    with_article = found_in("The Bedford Incident is a film.", [entity("The Bedford Incident")])
+    without = found_in("He starred in Bedford Incident.", [entity("Bedford Incident")])
+    members = {
+        "the bedford incident": member(2, "product", "The Bedford Incident"),
+        "bedford incident": member(1, "product", "Bedford Incident"),
+    }
+    for evidence in ([*with_article, *without], [*without, *with_article]):
+        found = groups(members, evidence, 64)
+        assert found["bedford incident"].members == ("bedford incident", "the bedford incident")
+        assert found["bedford incident"].canonical == "the bedford incident"
+    # The chunk with the article deleted: nothing joins the other name any more.
+    assert groups(members, without, 64)["bedford incident"].members == ("bedford incident",)
 
 
 def test_short_forms_are_written_out() -> None:

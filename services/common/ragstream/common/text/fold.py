@@ -122,6 +122,17 @@ def singular_fold(name: str) -> str:
     return f"{head} {single}".strip() if single else ""
 
 
+def unprefixed_fold(name: str) -> str:
+    """The folded form without a leading "The", for a name of two words or more after it
+    ("The Bedford Incident" / "bedford incident": a title the text writes with its article in
+    one place and without it in another); "" when the rule does not apply. A single word
+    after it stays apart: "The Sun" is not the sun, nor "The Independent" an independent."""
+    words = fold(name).split()
+    if len(words) < 3 or words[0] != "the" or is_cjk(name):
+        return ""
+    return " ".join(words[1:])
+
+
 def _singular(word: str) -> str:
     if len(word) <= 3 or not word.endswith("s") or word.endswith(_PLURAL_EXCEPTIONS):
         return ""

@@ -4,7 +4,9 @@ Stage 1 records it with the chunk's mentions, so it is deleted with the chunk an
 sees only the evidence present. The rules, safest first:
 - `name`: a name and its folded form (`common.text.fold.fold`): case, diacritics, hyphens and
   punctuation, a legal suffix. The folded form is a key of its own, so every spelling of
-  one name meets there whether or not the chunks that write them ever meet.
+  one name meets there whether or not the chunks that write them ever meet. A title of
+  two words or more after a leading "The" meets its form without it there too
+  (`fold.unprefixed_fold`: "The Bedford Incident" / "Bedford Incident").
 - `plural`: a lowercase name and its singular ("sensors" / "sensor"); stage 2 accepts it
   only between names both written in lowercase.
 - `abbreviation`: "Full Name (ABBR)" or "ABBR (Full Name)" in the text, the initials
@@ -57,6 +59,7 @@ from ragstream.common.text.fold import (
     fold,
     is_cjk,
     singular_fold,
+    unprefixed_fold,
     word_set,
 )
 from ragstream.common.text.names import name_pattern
@@ -125,6 +128,7 @@ def _folded(names: list[tuple[str, str]]) -> list[SameAs]:
         found.append(SameAs(key, compact(name), "name"))
         found.append(SameAs(key, singular_fold(name), "plural"))
         found.append(SameAs(key, expanded_fold(name), "name"))
+        found.append(SameAs(key, unprefixed_fold(name), "name"))
     return found
 
 
