@@ -395,3 +395,28 @@ def test_an_origin_before_a_title_and_an_honour_after_a_name_are_not_part_of_it(
     assert {"Archibald Gordon", "Premier League", "Ambassador Hotel"} <= types.keys()
     assert not types.keys() & {"League", "Hotel", "Archibald Gordon CBE"}
     assert not any("President" in name or "Chancellor" in name for name in types)
+
+
+def test_a_title_in_quotation_marks_is_one_name_of_a_work() -> None:
+    text = (
+        'Roger Corman directed" The Pit and the Pendulum"( 1961). The Marx Brothers starred in '
+        '"A Night at the Opera". His films include “Vertigo,” “Psycho” and “The 39 Steps”.'
+    )
+    types = {e.name: e.type for e in extract_offline(text).entities}
+    for title in ("The Pit and the Pendulum", "A Night at the Opera", "Vertigo", "The 39 Steps"):
+        assert types.get(title) == "product", (title, types)
+    assert types.get("Psycho") == "product"
+    assert "Opera" not in types and "Pendulum" not in types
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'Critics called it "a return to form" that year.',  # a quotation, not a title
+        'He said "We lost. We Will Win" and left.',  # a sentence ends inside
+        'The sign read "Closed" and "Open',  # an odd number of quotes: no pairs
+        'She wrote "The Art of" and stopped.',  # a title does not end with a small word
+    ],
+)
+def test_quoted_text_that_is_no_title_gives_no_work(text: str) -> None:
+    assert "product" not in {e.type for e in extract_offline(text).entities}

@@ -49,6 +49,7 @@ from ragstream.indexer.stages.extract.nlp_model import (
 )
 from ragstream.indexer.stages.extract.nlp_spans import alias_pairs, non_overlapping, resolve_types
 from ragstream.indexer.stages.extract.nlp_subject import subject_type
+from ragstream.indexer.stages.extract.nlp_titles import quoted_titles
 from ragstream.indexer.stages.extract.records import (
     ExtractedEntity,
     ExtractedRelation,
@@ -153,6 +154,7 @@ def _discover(sentences: Sequence[str]) -> _Names:
     for sentence, sentence_tokens, after in zip(sentences, tokens, following, strict=True):
         spans = non_overlapping(
             [
+                *quoted_titles(sentence),  # first: a title wins over a run of its words
                 *latin_spans(sentence, words, after),
                 *han_spans(sentence, sentence_tokens, repeated),
             ]
