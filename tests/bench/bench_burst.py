@@ -9,7 +9,9 @@ LLM answers at once, with keywords for the keyword prompt. The demo corpus is in
 - each `--bursts` size (64, 500, 500), one after the other: that many mix queries sent at
   once, each with a `--deadline-s` (30 s) deadline; a refused call retries after its
   RetryInfo hint. Reports the first attempts refused, the wall time until every query was
-  answered and the embedding requests the burst made (from the test server's log). Targets:
+  answered, the server's CPU time meanwhile (all its threads, from /proc: steadier than the
+  wall on a shared machine) and the embedding requests the burst made (from the test
+  server's log). Targets:
   none refused, a second burst as much as the first (admission must not carry what it
   learned of one burst into the next as a reason to refuse); for 64, at most 8 embedding
   requests and a wall time of at most 1 s.
@@ -109,6 +111,7 @@ import argparse
 import asyncio
 import itertools
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -181,6 +184,9 @@ class Burst:
     embedding_requests: int = 0
     batch_sizes: list[int] = field(default_factory=list)
     """Texts in each embedding request of the burst, in order."""
+    server_cpu_s: float = 0.0
+    """CPU time the server's process (all its threads) spent from the first call to the
+    last answer: the burst's cost, steadier than its wall time on a shared machine."""
 
     def summary(self) -> dict[str, object]:
         return {
@@ -190,6 +196,7 @@ class Burst:
             "errors": self.errors,
             "wall_s": round(self.wall_s, 3),
             "embedding_requests": self.embedding_requests,
+            "server_cpu_s": round(self.server_cpu_s, 3),
             "batch_sizes": self.batch_sizes if self.size == CHECKED_BURST else "-",
         }
 
@@ -219,7 +226,15 @@ async def embedding_batches(llm_url: str) -> list[int]:
         return sizes
 
 
-async def run_burst(address: str, llm_url: str, size: int, deadline_s: float) -> Burst:
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time of a process so far, all its threads (Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def run_burst(
+    address: str, llm_url: str, size: int, deadline_s: float, server_pid: int
+) -> Burst:
     burst = Burst(size)
     channels = [grpc.aio.insecure_channel(address) for _ in range(-(-size // CALLS_PER_CHANNEL))]
     try:
@@ -227,11 +242,12 @@ async def run_burst(address: str, llm_url: str, size: int, deadline_s: float) ->
             await channel.channel_ready()
         stubs = [query_pb2_grpc.QueryServiceStub(channel) for channel in channels]
         before = len(await embedding_batches(llm_url))
-        started = time.monotonic()
+        started, used = time.monotonic(), cpu_seconds(server_pid)
         await asyncio.gather(
             *(one_query(stubs[n % len(stubs)], deadline_s, burst) for n in range(size))
         )
         burst.wall_s = time.monotonic() - started
+        burst.server_cpu_s = cpu_seconds(server_pid) - used
         burst.batch_sizes = (await embedding_batches(llm_url))[before:]
         burst.embedding_requests = len(burst.batch_sizes)
     finally:
@@ -286,7 +302,11 @@ async def bench(args: argparse.Namespace) -> tuple[float, list[Burst]]:
                 p50_ms = await sequential_p50_ms(server.address, args.sequential)
                 bursts = []
                 for size in args.bursts:
-                    bursts.append(await run_burst(server.address, llm_url, size, args.deadline_s))
+                    assert server.process is not None
+                    burst = await run_burst(
+                        server.address, llm_url, size, args.deadline_s, server.process.pid
+                    )
+                    bursts.append(burst)
             finally:
                 await asyncio.to_thread(server.stop)
     finally:
