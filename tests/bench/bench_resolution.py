@@ -13,8 +13,10 @@ groups whose names differ in spacing alone ("Bee Hive" / "Beehive"), which no ru
 Also the entities by type (`concept_share`), names that run two sentences together
 ("1850.After World War II"), and, given the corpus, one-word names that its passages
 write in lowercase more often than capitalized ("Charge", "Formed"): common words (an
-acronym, "AM" or "VA", is none), and how many of those are a passage's title, its subject
-("Adolescence", "Water"), which the extractor keeps by design.
+acronym, "AM" or "VA", is none), how many of those are a passage's title, its subject
+("Adolescence", "Water"), which the extractor keeps by design, and how many a passage
+writes alone in double quotes, the title of a work ('"Brother" is a song', '"Ten"', an
+album), and the rest, listed.
 """
 
 from __future__ import annotations
@@ -75,6 +77,18 @@ def common_words(corpus: Path) -> set[str]:
     return {w for w, n in lower.items() if n > upper[w]}
 
 
+_QUOTED_WORD = re.compile(r"(?=[\"“]\s*([^\W\d_][\w'’-]*)[,.]?\s*[\"”])")
+"""A lookahead, so that a closing quote may open the next match ('"" episode "Badge"')."""
+
+
+def quoted_words(corpus: Path) -> set[str]:
+    """Single words the passages write in double quotes: titles of works."""
+    found: set[str] = set()
+    for line in corpus.read_text(encoding="utf-8").splitlines():
+        found.update(_QUOTED_WORD.findall(json.loads(line).get("text", "")))
+    return found
+
+
 def titles(corpus: Path) -> set[str]:
     return {
         str(json.loads(line).get("title", ""))
@@ -82,7 +96,9 @@ def titles(corpus: Path) -> set[str]:
     }
 
 
-def report(index_dir: Path, common: set[str], titled: set[str]) -> dict[str, object]:
+def report(
+    index_dir: Path, common: set[str], titled: set[str], quoted: set[str]
+) -> dict[str, object]:
     conn = sqlite3.connect(f"file:{index_dir / 'ragstream.db'}?mode=ro", uri=True)
     rows = conn.execute(
         "SELECT r.id, d.attrs FROM search_entities AS r "
@@ -115,7 +131,8 @@ def report(index_dir: Path, common: set[str], titled: set[str]) -> dict[str, obj
         "fragment_examples": fragments[:10],
         "common_words": len(lone) if common else None,
         "common_word_titles": sum(n in titled for n in lone) if common else None,
-        "common_word_examples": lone[:40],
+        "common_word_quoted": sum(n in quoted for n in lone) if common else None,
+        "common_word_others": [n for n in lone if n not in titled and n not in quoted][:80],
     }
 
 
@@ -126,8 +143,9 @@ def main() -> None:
     args = parser.parse_args()
     common = common_words(args.corpus) if args.corpus else set()
     titled = titles(args.corpus) if args.corpus else set()
+    quoted = quoted_words(args.corpus) if args.corpus else set()
     for index_dir in args.index_dirs:
-        print(json.dumps(report(index_dir, common, titled), ensure_ascii=False))
+        print(json.dumps(report(index_dir, common, titled, quoted), ensure_ascii=False))
 
 
 if __name__ == "__main__":
