@@ -400,10 +400,12 @@ def test_an_origin_before_a_title_and_an_honour_after_a_name_are_not_part_of_it(
 def test_a_title_in_quotation_marks_is_one_name_of_a_work() -> None:
     text = (
         'Roger Corman directed" The Pit and the Pendulum"( 1961). The Marx Brothers starred in '
-        '"A Night at the Opera". His films include “Vertigo,” “Psycho” and “The 39 Steps”.'
+        '"A Night at the Opera". His films include “Vertigo,” “Psycho” and “The 39 Steps”. '
+        'Kubrick made "Dr. Strangelove" next.'
     )
     types = {e.name: e.type for e in extract_offline(text).entities}
-    for title in ("The Pit and the Pendulum", "A Night at the Opera", "Vertigo", "The 39 Steps"):
+    titles = ("The Pit and the Pendulum", "A Night at the Opera", "The 39 Steps", "Dr. Strangelove")
+    for title in (*titles, "Vertigo"):
         assert types.get(title) == "product", (title, types)
     assert types.get("Psycho") == "product"
     assert "Opera" not in types and "Pendulum" not in types

@@ -12,7 +12,11 @@ from __future__ import annotations
 
 import re
 
-from ragstream.indexer.stages.extract.nlp_lexicon import PRODUCT
+from ragstream.indexer.stages.extract.nlp_lexicon import (
+    INITIALS,
+    PRODUCT,
+    SENTENCE_ABBREVIATIONS,
+)
 from ragstream.indexer.stages.extract.nlp_spans import Span
 
 MAX_WORDS = 10
@@ -26,7 +30,7 @@ _SMALL_WORDS = frozenset(
     }
 )
 """Words a title writes in lowercase ("The Pit and the Pendulum", "Lettre de la Mer")."""
-_WORD = re.compile(r"^(?:[A-Z0-9\u00c0-\u00de][\w'’.&!?:,-]*|[IVXLC]+)$")
+_WORD = re.compile(r"^[A-Z0-9\u00c0-\u00de][\w'’.&!?:,-]*$")
 _TRAILING = ",.;:"
 """Punctuation a quotation may close over ('"Vertigo," "Psycho."'): not the title's."""
 
@@ -50,6 +54,15 @@ def _title_case(text: str) -> bool:
     words = text.split()
     if not 0 < len(words) <= MAX_WORDS or words[-1].lower() in _SMALL_WORDS:
         return False
-    if not _WORD.match(words[0]) or any(w.endswith((".", "!", "?")) for w in words[:-1]):
-        return False  # a sentence ends inside: a quotation
+    if not _WORD.match(words[0]) or any(_ends_sentence(w) for w in words[:-1]):
+        return False  # a quotation
     return all(w in _SMALL_WORDS or _WORD.match(w) for w in words[1:])
+
+
+def _ends_sentence(word: str) -> bool:
+    """A word closing a sentence: "!", "?", or a period after no abbreviation or initial
+    ("Dr. Strangelove" and "J.R.R. Tolkien's Legacy" go on)."""
+    if word.endswith(("!", "?")):
+        return True
+    bare = word.removesuffix(".")
+    return bare != word and bare not in SENTENCE_ABBREVIATIONS and not INITIALS.match(bare)
