@@ -177,9 +177,10 @@ class DenseIndex:
             else:
                 scores = np.where(mask, _scores(matrix, q), -np.inf).astype(np.float32)
         best = top_k(scores, limit)
-        best = best[np.isfinite(scores[best]) & (scores[best] >= min_score)]
+        chosen = scores[best]
+        kept = np.isfinite(chosen) & (chosen >= min_score)
         # tolist(): Python ints and floats in one call, not a numpy scalar per hit.
-        hits = list(zip(pks[best].tolist(), scores[best].tolist(), strict=True))
+        hits = list(zip(pks[best[kept]].tolist(), chosen[kept].tolist(), strict=True))
         # A zero row (a text the embedder does not serve) has no direction: never a hit, as on
         # Elasticsearch, which keeps such vectors out of its kNN graph. Only it scores exactly 0.
         return [(pk, s) for pk, s in hits if s != 0.0 or np.any(self._matrix[self._rows[pk]])]

@@ -52,9 +52,8 @@ class GenerationalCache(Generic[E, V]):
             usable = self._admit(key, generation)
             if usable:
                 for entry in wanted:
-                    value = self._entries.get((key, entry))
+                    value = self._hit(key, entry)
                     if value is not None:
-                        self._entries.move_to_end((key, entry))
                         found[entry] = value
         missing = [entry for entry in wanted if entry not in found]
         if missing:
@@ -68,10 +67,7 @@ class GenerationalCache(Generic[E, V]):
         with self._lock:
             if self._generations.get(key) != generation:
                 return None
-            found = self._entries.get((key, entry))
-            if found is not None:
-                self._entries.move_to_end((key, entry))
-            return found
+            return self._hit(key, entry)
 
     def put(self, key: object, generation: int, entries: Mapping[E, V]) -> None:
         """Keeps `entries` unless a write moved the cache on since the read at `generation`."""
@@ -103,6 +99,13 @@ class GenerationalCache(Generic[E, V]):
         with self._lock:
             self._drop(key)
             self._generations.pop(key, None)
+
+    def _hit(self, key: object, entry: E) -> V | None:
+        """The cached value, made the most recently used; the caller holds the lock."""
+        found = self._entries.get((key, entry))
+        if found is not None:
+            self._entries.move_to_end((key, entry))
+        return found
 
     def _admit(self, key: object, generation: int) -> bool:
         current = self._generations.get(key)

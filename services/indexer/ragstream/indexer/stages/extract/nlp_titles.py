@@ -14,6 +14,7 @@ import re
 
 from ragstream.indexer.stages.extract.nlp_lexicon import (
     INITIALS,
+    NAME_PARTICLES,
     PRODUCT,
     SENTENCE_ABBREVIATIONS,
 )
@@ -21,15 +22,14 @@ from ragstream.indexer.stages.extract.nlp_spans import Span
 
 MAX_WORDS = 10
 _QUOTES = re.compile(r"[\"“”]")
-_SMALL_WORDS = frozenset(
+_SMALL_WORDS = NAME_PARTICLES | frozenset(
     {
-        *("a", "an", "the", "and", "or", "nor", "but", "for", "of", "in", "on", "at", "to"),
-        *("by", "from", "with", "as", "into", "onto", "over", "per", "vs", "vs."),
-        *("de", "la", "le", "les", "du", "des", "von", "van", "der", "den", "di", "da", "del"),
-        *("y", "et"),
+        *("a", "an", "the", "and", "or", "nor", "but", "for", "in", "on", "at", "to", "by"),
+        *("from", "with", "as", "into", "onto", "over", "per", "vs", "vs.", "les", "y", "et"),
     }
 )
-"""Words a title writes in lowercase ("The Pit and the Pendulum", "Lettre de la Mer")."""
+"""Words a title writes in lowercase: English's small words and the particles of names
+("The Pit and the Pendulum", "Lettre de la Mer")."""
 _WORD = re.compile(r"^[A-Z0-9\u00c0-\u00de][\w'’.&!?:,-]*$")
 _TRAILING = ",.;:"
 """Punctuation a quotation may close over ('"Vertigo," "Psycho."'): not the title's."""
