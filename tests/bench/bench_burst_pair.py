@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tests.bench.bench_burst import run_burst, sequential_p50_ms, start_llm
-from tests.bench.bench_load import index_corpus, llm_env, provider_env
+from tests.bench.bench_load import llm_env
+from tests.bench.bench_query_stages import index_demo
 from tests.support.server import ServeProcess, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,40 +51,37 @@ async def serve(data_dir: Path, env: dict[str, str]) -> ServeProcess:
 
 async def bench(args: argparse.Namespace) -> list[Side]:
     sides = [Side(ROOT), Side(args.other.resolve())]
-    fast_port, ports = free_port(), [free_port(), free_port()]
-    llms = [start_llm(fast_port, 0.0), *(start_llm(port, args.embed_ms) for port in ports)]
-    servers: list[ServeProcess] = []
+    ports = [free_port(), free_port()]
+    urls = [f"http://127.0.0.1:{port}/v1" for port in ports]
+    llms = [start_llm(port, args.embed_ms) for port in ports]
     try:
         with tempfile.TemporaryDirectory(prefix="ragstream-burst-pair-") as tmp:
-            index = Path(tmp) / "data0"
-            indexer = await serve(index, provider_env(f"http://127.0.0.1:{fast_port}/v1"))
-            try:
-                await index_corpus(indexer.address)
+            await index_demo(Path(tmp) / "data0")
+            shutil.copytree(Path(tmp) / "data0", Path(tmp) / "data1")
+            servers: list[ServeProcess] = []
+            try:  # the servers stop before their data directories go
+                for n, side in enumerate(sides):
+                    env = {**llm_env(urls[n]), **side.env()}
+                    servers.append(await serve(Path(tmp) / f"data{n}", env))
+                    await sequential_p50_ms(servers[n].address, 10)  # warm-up; p50 to stderr
+                for round_ in range(args.rounds):
+                    for n in [0, 1] if round_ % 2 == 0 else [1, 0]:
+                        await one_burst(servers[n], urls[n], args.size, sides[n])
             finally:
-                await asyncio.to_thread(indexer.stop)
-            shutil.copytree(index, Path(tmp) / "data1")
-            urls = [f"http://127.0.0.1:{port}/v1" for port in ports]
-            for n, side in enumerate(sides):
-                server = await serve(Path(tmp) / f"data{n}", {**llm_env(urls[n]), **side.env()})
-                servers.append(server)
-                await sequential_p50_ms(server.address, 10)  # warm-up, and the p50 to stderr
-            for round_ in range(args.rounds):
-                order = [0, 1] if round_ % 2 == 0 else [1, 0]
-                for n in order:
-                    server, side = servers[n], sides[n]
-                    assert server.process is not None
-                    burst = await run_burst(
-                        server.address, urls[n], args.size, 30.0, server.process.pid
-                    )
-                    side.cpu_s.append(burst.server_cpu_s)
-                    side.wall_s.append(burst.wall_s)
+                for server in servers:
+                    await asyncio.to_thread(server.stop)
     finally:
-        for server in servers:
-            await asyncio.to_thread(server.stop)
         for llm in llms:
             llm.terminate()
             llm.wait(timeout=10)
     return sides
+
+
+async def one_burst(server: ServeProcess, llm_url: str, size: int, side: Side) -> None:
+    assert server.process is not None
+    burst = await run_burst(server.address, llm_url, size, 30.0, server.process.pid)
+    side.cpu_s.append(burst.server_cpu_s)
+    side.wall_s.append(burst.wall_s)
 
 
 def main() -> None:
