@@ -119,7 +119,10 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     args = parser.parse_args()
     corpus = bench_scale.DATA / "2wikimultihopqa_hipporag" / "corpus.jsonl"
-    with tempfile.TemporaryDirectory() as tmp, bench_scale.SERVERS["thread"]("names") as (url, _):
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        bench_scale.SERVERS["thread"]("names") as (url, _, _),
+    ):
         graph = asyncio.run(corpus_graph(bench_scale.corpus_settings(Path(tmp), url), corpus))
     print(json.dumps({"entities": len(graph.nodes()), "relations": len(graph.weights)}))
     for seed in args.seeds:

@@ -126,7 +126,7 @@ def main() -> None:
     parser.add_argument("--in-flight", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
-    with llm_in_subprocess("six") as (base_url, _):
+    with llm_in_subprocess("six") as (base_url, _, _):
         for round_ in range(1, args.rounds + 1):
             figures = asyncio.run(measure(base_url, args.requests, args.in_flight))
             for client, ms in figures.items():

@@ -19,8 +19,11 @@ tokens (and how many of those tokens are the byte-identical system prefix). A be
 demand, never a timed test:
 
     .venv/bin/python -m tests.bench.bench_scale corpus [--model six|names] [--server process|thread]
-        [--check on|off] [--embedding test|minilm]
-    .venv/bin/python -m tests.bench.bench_scale offline [--data DIR] [--limit N]
+        [--check on|off] [--embedding test|minilm] [--processes N]
+    .venv/bin/python -m tests.bench.bench_scale offline [--data DIR] [--limit N] [--processes N]
+
+`--processes N` indexes in N processes (`indexer.processes`): the CPU figure then adds the
+other members' CPU (from /proc), and the stage times are this process's share only.
 
 Corpus figures, paired against 45a2475 (before) in one session on 2 shared cores, the test
 server in its own process, 337 chunks for both. The changes: embeddings read as plain JSON
@@ -234,6 +237,26 @@ def thread_cpu() -> defaultdict[str, float]:
     return seconds
 
 
+def process_cpu(pid: int) -> float:
+    """CPU seconds (user and system) of a process so far; 0 once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def members_cpu() -> float:
+    """CPU seconds of this process's indexer members (indexer/members.py) so far."""
+    total = 0.0
+    for task in Path("/proc/self/task").iterdir():
+        for pid in (task / "children").read_text().split():
+            with contextlib.suppress(OSError):  # the member exited meanwhile
+                if b"ragstream.indexer.members" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    total += process_cpu(int(pid))
+    return total
+
+
 def thread_report(before: defaultdict[str, float]) -> dict[str, float]:
     """Per thread kind, CPU seconds since `before`: which threads the work kept busy (the
     event loop's MainThread holds the GIL for most of its time; SQLite, tiktoken and
@@ -255,7 +278,7 @@ async def record_counts(backends: Backends, workspace: str) -> dict[str, int]:
 
 
 def corpus_settings(
-    data_dir: Path, base_url: str, check: bool = True, embedding: str = "test"
+    data_dir: Path, base_url: str, check: bool = True, embedding: str = "test", processes: int = 1
 ) -> Settings:
     """The test server as LLM; embeddings from it (instant) or from the offline MiniLM (real
     vectors, so that names near each other are near: the check's candidates)."""
@@ -267,27 +290,32 @@ def corpus_settings(
         llm={"provider": "openai", "model": "test-chat", **api},
         embedding={**vectors, **api} if embedding == "test" else {"provider": "minilm"},
         resolution={"check": check},
+        indexer={"processes": processes},
         log_level="WARNING",
     )
 
 
-async def corpus_run(settings: Settings, log: RequestLog, corpus: Path) -> dict[str, Any]:
+async def corpus_run(
+    settings: Settings, log: RequestLog, corpus: Path, server_cpu: Callable[[], float]
+) -> dict[str, Any]:
     totals = install_span_totals()
     counts = LLMCounts(log)
     report: dict[str, Any] = {}
     changes = documents(corpus)
     starting = time.monotonic()
     async with running_indexer(settings) as backends:
-        began, cpu, threads = time.monotonic(), time.process_time(), thread_cpu()
+        began, threads = time.monotonic(), thread_cpu()
+        cpu, llm_cpu = time.process_time() + members_cpu(), server_cpu()
         await publish(backends, changes)
         stage1, seconds = await until_current(settings, backends, began)
-        cpu = time.process_time() - cpu
+        cpu, llm_cpu = time.process_time() + members_cpu() - cpu, server_cpu() - llm_cpu
         thread_seconds = thread_report(threads)
         records = await record_counts(backends, WS)
         report["index_100"] = {
             "startup_seconds": round(began - starting, 2),
             "seconds": round(seconds, 2), "documents_seconds": round(stage1, 2),
             "cpu_seconds": round(cpu, 2), "thread_cpu_seconds": thread_seconds,
+            "test_server_cpu_seconds": round(llm_cpu, 2),
             "chunks": records["chunks"], "chunks_per_s": round(records["chunks"] / seconds, 1),
             "fixed_window_chunks": fixed_windows(changes, settings.chunking),
             "entities": records["entities"], "relations": records["relations"],
@@ -371,7 +399,7 @@ first six two-word names and nothing on gleaning (tests/pipeline/test_llm_costs.
 
 
 @contextlib.contextmanager
-def llm_in_process(model: str) -> Iterator[tuple[str, RequestLog]]:
+def llm_in_process(model: str) -> Iterator[tuple[str, RequestLog, Callable[[], float]]]:
     """The test server on a thread of the benchmark's own interpreter, sharing its GIL."""
     module, _, name = MODELS[model].partition(":")
     responder: ChatResponder = getattr(importlib.import_module(module), name)
@@ -382,11 +410,12 @@ def llm_in_process(model: str) -> Iterator[tuple[str, RequestLog]]:
                 server.log.bodies.get("chat", []),
                 server.log.embedding_batch_sizes,
             ),
+            lambda: 0.0,  # its CPU is this process's
         )
 
 
 @contextlib.contextmanager
-def llm_in_subprocess(model: str) -> Iterator[tuple[str, RequestLog]]:
+def llm_in_subprocess(model: str) -> Iterator[tuple[str, RequestLog, Callable[[], float]]]:
     """The test server in a process of its own, as a real endpoint would be: its CPU is not
     the pipeline's."""
     command = [
@@ -408,7 +437,7 @@ def llm_in_subprocess(model: str) -> Iterator[tuple[str, RequestLog]]:
                     seen = json.load(response)
                 return seen["chat"], seen["embedding_batch_sizes"]
 
-            yield base_url, log
+            yield base_url, log, lambda: process_cpu(server.pid)
         finally:
             server.terminate()
 
@@ -417,12 +446,17 @@ SERVERS = {"process": llm_in_subprocess, "thread": llm_in_process}
 
 
 def bench_corpus(
-    data: Path, model: str, server: str = "process", check: bool = True, embedding: str = "test"
+    data: Path,
+    model: str,
+    server: str = "process",
+    check: bool = True,
+    embedding: str = "test",
+    processes: int = 1,
 ) -> dict[str, Any]:
     corpus = data / "2wikimultihopqa_hipporag" / "corpus.jsonl"
-    with tempfile.TemporaryDirectory() as tmp, SERVERS[server](model) as (base_url, log):
-        settings = corpus_settings(Path(tmp), base_url, check, embedding)
-        return asyncio.run(corpus_run(settings, log, corpus))
+    with tempfile.TemporaryDirectory() as tmp, SERVERS[server](model) as (base_url, log, cpu):
+        settings = corpus_settings(Path(tmp), base_url, check, embedding, processes)
+        return asyncio.run(corpus_run(settings, log, corpus, cpu))
 
 
 async def offline_run(settings: Settings, corpus: Path, limit: int) -> dict[str, Any]:
@@ -451,9 +485,11 @@ def _limited(changes: Iterator[DocumentChange], limit: int) -> Iterator[Document
         yield change
 
 
-def bench_offline(data: Path, limit: int) -> dict[str, Any]:
+def bench_offline(data: Path, limit: int, processes: int = 1) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
-        settings = load_settings(None, data_dir=Path(tmp), log_level="WARNING")
+        settings = load_settings(
+            None, data_dir=Path(tmp), indexer={"processes": processes}, log_level="WARNING"
+        )
         return asyncio.run(offline_run(settings, data / "corpus.jsonl", limit))
 
 
@@ -481,12 +517,16 @@ def main() -> None:
     parser.add_argument(
         "--embedding", choices=["test", "minilm"], default="test", help="corpus: embeddings"
     )
+    parser.add_argument("--processes", type=int, default=1, help="indexer processes")
     args = parser.parse_args()
     if args.workload == "corpus":
         check = args.check == "on"
-        report = bench_corpus(args.data or DATA, args.model, args.server, check, args.embedding)
+        report = bench_corpus(
+            args.data or DATA, args.model, args.server, check, args.embedding, args.processes
+        )
     else:
-        report = bench_offline(args.data or DATA / "2wikimultihopqa_hipporag", args.limit)
+        data = args.data or DATA / "2wikimultihopqa_hipporag"
+        report = bench_offline(data, args.limit, args.processes)
     print(json.dumps(report, indent=2))
 
 

@@ -53,13 +53,17 @@ def document(i: int) -> DocumentChange:
 
 
 def settings(data_dir: Path) -> Settings:
-    """What `ServeProcess` with ENV runs: the hashed embedder, offline extraction."""
+    """What `ServeProcess` with ENV runs: the hashed embedder, offline extraction, and topics
+    of one partition (so that one committed offset tells how far stage 2 got)."""
     return embedded_settings(
-        data_dir, embedding={"provider": "hash"}, indexer={"merge_batch_size": BATCH}
+        data_dir,
+        embedding={"provider": "hash"},
+        indexer={"merge_batch_size": BATCH},
+        bus={"partitions": 1},
     )
 
 
-ENV = {"RAGSTREAM_INDEXER__MERGE_BATCH_SIZE": str(BATCH)}
+ENV = {"RAGSTREAM_INDEXER__MERGE_BATCH_SIZE": str(BATCH), "RAGSTREAM_BUS__PARTITIONS": "1"}
 
 
 def started_batches(log: str) -> list[tuple[int, int]]:
@@ -87,7 +91,7 @@ async def merge_offsets(data_dir: Path) -> tuple[int, int]:
         bus = await SqliteEventLog.open(db)
         committed = await bus.committed(merge_group(cfg.bus.group_id), [topic])
         end = await bus.end_offsets([topic])
-    return committed[topic], end[topic]
+    return committed[(topic, 0)], end[topic]
 
 
 async def dump(data_dir: Path) -> dict[str, Any]:

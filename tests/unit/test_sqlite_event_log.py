@@ -1,5 +1,6 @@
 """The embedded event log beyond the bus contract (tests/contract/bus_contract.py): offsets,
-wake-ups, pruning, one consumer per group, and crash recovery across processes."""
+wake-ups, pruning, one consumer per group, partitions shared by processes, and crash
+recovery across processes."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from ragstream.common.bus.protocols import BusRecord, Consumer, OutgoingRecord
-from ragstream.common.bus.sqlite_log import SqliteEventLog
+from ragstream.common.bus.sqlite_log import Membership, SqliteEventLog, partition_of
 from ragstream.common.storage.sqlite import Database
 
 
@@ -51,7 +52,7 @@ async def test_poll_returns_at_most_max_records_and_continues_after_them(
     assert [r.offset for r in await consumer.poll(3, 1.0)] == [0, 1, 2]
     assert [r.offset for r in await consumer.poll(3, 1.0)] == [3, 4, 5]
     assert [r.offset for r in await consumer.poll(3, 1.0)] == [6]
-    assert consumer.positions == {"t": 7}
+    assert consumer.positions == {("t", 0): 7}
 
 
 async def test_a_local_publish_wakes_a_waiting_poll_at_once(db: Database) -> None:
@@ -79,13 +80,13 @@ async def test_commits_never_move_back(log: SqliteEventLog) -> None:
     a, b, c = await consumer.poll(10, 1.0)
     await consumer.commit([c])
     await consumer.commit([a, b])
-    assert await log.committed("g", ["t"]) == {"t": 3}
+    assert await log.committed("g", ["t"]) == {("t", 0): 3}
     await consumer.commit([])
 
 
 async def test_commit_rejects_records_of_other_topics(log: SqliteEventLog) -> None:
     consumer = log.consumer("g", ["t"])
-    with pytest.raises(ValueError, match="not from this consumer's topics"):
+    with pytest.raises(ValueError, match="not from this consumer's partitions"):
         await consumer.commit([BusRecord("other", 0, 0, "k", b"v")])
 
 
@@ -97,8 +98,8 @@ async def test_offsets_keep_growing_and_status_reports_them(log: SqliteEventLog)
     await log.publish("t", outgoing("c"))
     assert [r.offset for r in await drain(consumer)] == [1, 2]
     assert await log.end_offsets(["t"]) == {"t": 3}
-    assert await log.committed("g", ["t"]) == {"t": 1}
-    assert await log.lag("g", ["t"]) == {"t": 2}
+    assert await log.committed("g", ["t"]) == {("t", 0): 1}
+    assert await log.lag("g", ["t"]) == {("t", 0): 2}
 
 
 async def test_prune_drops_only_what_every_group_committed(log: SqliteEventLog) -> None:
@@ -120,6 +121,60 @@ async def test_a_group_has_one_open_consumer_at_a_time(log: SqliteEventLog) -> N
         log.consumer("g", ["t"])
     await first.close()
     await log.consumer("g", ["t"]).close()
+
+
+async def test_members_read_disjoint_partitions_and_each_key_in_order(db: Database) -> None:
+    first = await SqliteEventLog.open(db, partitions=4, member=Membership(0, 2))
+    second = await SqliteEventLog.open(db, partitions=4, member=Membership(1, 2))
+    keys = [f"w/doc-{i % 9}" for i in range(40)]
+    await first.publish("t", [OutgoingRecord(key, str(i).encode()) for i, key in enumerate(keys)])
+    got = {m: await drain(log.consumer("g", ["t"])) for m, log in enumerate((first, second))}
+
+    assert {r.partition for r in got[0]} <= {0, 2} and {r.partition for r in got[1]} <= {1, 3}
+    assert got[0] and got[1]  # nine keys over four partitions: both members have work
+    assert sorted(r.offset for r in got[0] + got[1]) == list(range(40))
+    for records in got.values():
+        assert [r.offset for r in records] == sorted(r.offset for r in records)
+        for record in records:
+            assert record.partition == partition_of(record.key, 4)
+
+
+async def test_a_members_commits_resume_each_of_its_partitions(db: Database) -> None:
+    log = await SqliteEventLog.open(db, partitions=3, member=Membership(0, 1))
+    await log.publish("t", outgoing(*(f"k{i}" for i in range(12))))
+    consumer = log.consumer("g", ["t"])
+    first = await consumer.poll(5, 1.0)
+    await consumer.commit(first)
+    await consumer.close()
+    rest = await drain(log.consumer("g", ["t"]))
+    assert sorted(r.offset for r in first + rest) == list(range(12))
+    assert sum((await log.lag("g", ["t"])).values()) == 12 - len(first)
+    assert await log.workspace_lag("g", ["t"], "k1") == 0  # no key "k1/..."
+
+
+async def test_a_member_commits_only_its_own_partitions(db: Database) -> None:
+    log = await SqliteEventLog.open(db, partitions=2, member=Membership(1, 2))
+    consumer = log.consumer("g", ["t"])
+    with pytest.raises(ValueError, match="not from this consumer's partitions"):
+        await consumer.commit([BusRecord("t", 0, 0, "k", b"v")])
+
+
+async def test_a_topic_of_one_partition_has_one_reader_and_the_other_says_so(
+    db: Database, caplog: pytest.LogCaptureFixture
+) -> None:
+    old = await SqliteEventLog.open(db)  # a topic made before partitions: one
+    await old.publish("t", outgoing("a", "b"))
+    second = await SqliteEventLog.open(db, partitions=4, member=Membership(1, 2))
+    await second.publish("t", outgoing("c"))  # the topic keeps its one partition
+    assert await drain(second.consumer("g", ["t"])) == []
+    assert "member 1 of 2 reads none of it" in caplog.text
+    first = await SqliteEventLog.open(db, partitions=4, member=Membership(0, 2))
+    assert [r.key for r in await drain(first.consumer("g", ["t"]))] == ["a", "b", "c"]
+
+
+def test_a_membership_names_an_existing_member() -> None:
+    with pytest.raises(ValueError, match="member 2 of 2 does not exist"):
+        Membership(2, 2)
 
 
 CHILD = textwrap.dedent(
@@ -193,7 +248,7 @@ async def test_a_killed_consumer_gets_its_uncommitted_records_again(tmp_path: Pa
         log = await SqliteEventLog.open(db, poll_interval=0.05)
         consumer = log.consumer("g", ["t"])
         assert [r.offset for r in await drain(consumer)] == [4, 5, 6, 7, 8, 9]
-        assert await log.committed("g", ["t"]) == {"t": 4}
+        assert await log.committed("g", ["t"]) == {("t", 0): 4}
         # What the child published before it died is durable.
         assert [r.key for r in await drain(log.consumer("g2", ["from-child"]))] == ["c"]
 

@@ -227,6 +227,12 @@ class BusConfig(Section):
     topic_prefix: str = Field("ragstream", pattern=r"^[A-Za-z0-9._-]+$")
     kafka_bootstrap: str = "localhost:9092"
     partitions: int = Field(6, ge=1)
+    """Partitions of each topic, set when the topic is created (Kafka: by `ragstream
+    topics`; the embedded bus: by its first record); the ceiling of indexer processes."""
+    member: int = Field(0, ge=0)
+    """The embedded bus: which of the `indexer.processes` this process is (its consumers
+    read the partitions p with p % processes == member). Set by the process that starts
+    the others (indexer/members.py); leave it at 0."""
     group_id: str = "ragstream-indexer"
     kafka_security: KafkaSecurityConfig = KafkaSecurityConfig()
     """TLS and SASL of every Kafka client (config_kafka.py)."""
@@ -281,6 +287,10 @@ class IndexerConfig(Section):
     batch_size: int = Field(64, ge=1)
     retry_backoff_s: float = Field(1.0, gt=0)
     max_retries: int = Field(5, ge=0)
+    processes: int = Field(1, ge=1, le=64)
+    """The embedded bus: processes that index, each reading its share of the topics'
+    partitions (at most `bus.partitions`): the one running the stages starts the others
+    (indexer/members.py). With Kafka, run more `ragstream indexer` replicas instead."""
 
 
 class Settings(BaseSettings):
@@ -313,6 +323,20 @@ class Settings(BaseSettings):
     elasticsearch: ElasticsearchConfig = ElasticsearchConfig()
     nebula: NebulaConfig = NebulaConfig()
     rerank: RerankConfig = RerankConfig()
+
+    @model_validator(mode="after")
+    def _processes_fit_the_partitions(self) -> Settings:
+        processes = self.indexer.processes
+        if processes > self.bus.partitions:
+            raise ValueError(
+                f"indexer.processes ({processes}) is more than bus.partitions "
+                f"({self.bus.partitions}): the processes beyond would have nothing to read"
+            )
+        if self.bus.member >= processes:
+            raise ValueError(
+                f"bus.member ({self.bus.member}) must be below indexer.processes ({processes})"
+            )
+        return self
 
     @classmethod
     def settings_customise_sources(
@@ -361,6 +385,9 @@ def _describe(exc: ValidationError) -> str:
     """One line per bad setting, each naming the setting and its environment variable."""
     lines = []
     for error in exc.errors():
+        if not error["loc"]:  # a rule between settings: its message names them
+            lines.append(str(error["msg"]).removeprefix("Value error, "))
+            continue
         path = ".".join(str(part) for part in error["loc"])
         env = "RAGSTREAM_" + "__".join(str(part).upper() for part in error["loc"])
         lines.append(f"{path} ({env}): {error['msg']}")

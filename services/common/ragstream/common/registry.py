@@ -101,9 +101,13 @@ async def _nebula_graph(opening: Opening) -> GraphStore:
 
 
 async def _sqlite_bus(opening: Opening) -> Bus:
-    from ragstream.common.bus.sqlite_log import open_sqlite_bus
+    from ragstream.common.bus.sqlite_log import Membership, open_sqlite_bus
 
-    return await open_sqlite_bus(await opening.database())
+    settings = opening.settings
+    member = Membership(settings.bus.member, settings.indexer.processes)
+    return await open_sqlite_bus(
+        await opening.database(), partitions=settings.bus.partitions, member=member
+    )
 
 
 async def _kafka_bus(opening: Opening) -> Bus:

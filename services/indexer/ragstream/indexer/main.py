@@ -32,6 +32,7 @@ from ragstream.indexer.consumer import (
     document_consumer,
 )
 from ragstream.indexer.documents import DocumentIndexer
+from ragstream.indexer.members import first_set, run_members, started_here
 from ragstream.indexer.resolution.judge import SameAsJudge
 from ragstream.indexer.resolution.names import NameIndex
 from ragstream.indexer.resolution.resolver import Check, Resolver
@@ -197,24 +198,40 @@ async def run_stages(
     ready: asyncio.Event | None = None,
 ) -> None:
     """Both indexing stages until `stop`; each finishes its batch, commits and closes.
+    With `indexer.processes` above 1 on the embedded bus, the other indexer processes run
+    meanwhile (members.py), and `ready` waits for them too.
 
     First the text tools are loaded on a worker thread (the token encodings, jieba's
     dictionary and, without an LLM, the named-entity model: 0.5 s and about 2 s of CPU), so
     that neither a document nor the event loop waits for them; `ready` is set when the
     stages start consuming.
     """
-    await asyncio.to_thread(load_text_tools, settings)
-    stages = build_stages(settings, backends)
-    if ready is not None:
-        ready.set()
-    try:
-        async with asyncio.TaskGroup() as group:
+    members_ready = asyncio.Event()
+    async with asyncio.TaskGroup() as members:
+        if started_here(settings):
+            members.create_task(run_members(settings, stop, members_ready))
+        else:
+            members_ready.set()
+        await asyncio.to_thread(load_text_tools, settings)
+        stages = build_stages(settings, backends)
+        try:
+            async with asyncio.TaskGroup() as group:
+                if ready is not None:
+                    group.create_task(_set_when_ready(members_ready, ready, stop))
+                for stage in stages:
+                    abandon_on_rebalance(stage)
+                    group.create_task(stage.run(stop))
+        finally:
             for stage in stages:
-                abandon_on_rebalance(stage)
-                group.create_task(stage.run(stop))
-    finally:
-        for stage in stages:
-            await stage.close()
+                await stage.close()
+
+
+async def _set_when_ready(
+    members: asyncio.Event, ready: asyncio.Event, stop: asyncio.Event
+) -> None:
+    """Sets `ready` once the other processes consume too (or never, if `stop` comes first)."""
+    if await first_set(members, stop) is members:
+        ready.set()
 
 
 def load_text_tools(settings: Settings) -> None:

@@ -1,13 +1,21 @@
 """The embedded event bus: an append-only log per topic in the shared SQLite database.
 
-Each topic has one partition (0) whose offsets only grow (the next offset is kept per
-topic, so offsets are never reused). A consumer group stores, per topic, the offset of
-the next record to process; a consumer starts there, so after a crash the records
-polled but not committed are delivered again (at-least-once), and committed ones never.
+A topic has a fixed number of partitions, set when its first record is published (the
+log's `partitions`; a topic created before partitions existed has one). A record goes to
+the partition its key hashes to (CRC-32), so one key's records stay in order. Offsets are
+numbered per topic and only grow (the next offset is kept per topic, so offsets are never
+reused); a partition holds an increasing, gapped subset of them. A consumer group stores,
+per (topic, partition), the offset of the next record to process; a consumer starts there,
+so after a crash the records polled but not committed are delivered again (at-least-once),
+and committed ones never.
+
+Several processes share a group by static membership: the log of member `m` of `members`
+(`Membership`) makes consumers that read the partitions p with p % members == m, so each
+partition has one reader. Within a process a group has one consumer at a time.
 
 A consumer waiting in `poll` is woken at once by a publish through the same
 SqliteEventLog (same process), and notices other processes' appends within
-`poll_interval` seconds. Each group has one member at a time.
+`poll_interval` seconds.
 """
 
 from __future__ import annotations
@@ -15,14 +23,17 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import logging
 import sqlite3
 import time
+import zlib
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from ragstream.common.bus.protocols import Bus, BusRecord, OutgoingRecord
 from ragstream.common.storage.sqlite.db import Database, Migration
 
-PARTITION = 0
+log = logging.getLogger(__name__)
 
 MIGRATIONS: tuple[Migration, ...] = (
     (
@@ -35,7 +46,32 @@ MIGRATIONS: tuple[Migration, ...] = (
         "partition INTEGER NOT NULL, offset INTEGER NOT NULL, "
         "PRIMARY KEY (group_id, topic, partition)) WITHOUT ROWID",
     ),
+    (
+        "ALTER TABLE bus_topics ADD COLUMN partitions INTEGER NOT NULL DEFAULT 1",
+        "ALTER TABLE bus_records ADD COLUMN partition INTEGER NOT NULL DEFAULT 0",
+        "CREATE INDEX bus_records_by_partition ON bus_records (topic, partition, offset)",
+    ),
 )
+
+
+@dataclass(frozen=True, slots=True)
+class Membership:
+    """Which of a group's processes this is: member `index` of `count`."""
+
+    index: int = 0
+    count: int = 1
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.index < self.count:
+            raise ValueError(f"member {self.index} of {self.count} does not exist")
+
+    def owns(self, partition: int) -> bool:
+        return partition % self.count == self.index
+
+
+def partition_of(key: str, partitions: int) -> int:
+    """The partition of a key: the same in every process and every run."""
+    return zlib.crc32(key.encode()) % partitions
 
 
 def _encode_headers(headers: Sequence[tuple[str, bytes]]) -> str:
@@ -70,23 +106,48 @@ class _AppendSignal:
                 pass
 
 
+Slot = tuple[str, int]
+"""A (topic, partition)."""
+
+
 class SqliteEventLog:
     """Publisher over the log, and the factory of its consumers.
 
     Create with `await SqliteEventLog.open(db)`; share one instance per process so that
-    publishes wake local consumers immediately.
+    publishes wake local consumers immediately. `partitions`: how many a topic gets when
+    this log creates it; `member`: which partitions this process's consumers read.
     """
 
-    def __init__(self, db: Database, *, poll_interval: float = 0.1) -> None:
+    def __init__(
+        self,
+        db: Database,
+        *,
+        poll_interval: float = 0.1,
+        partitions: int = 1,
+        member: Membership = Membership(),
+    ) -> None:
+        if partitions < 1:
+            raise ValueError("a topic needs at least one partition")
         self._db = db
         self.poll_interval = poll_interval
+        self.partitions = partitions
+        self.member = member
         self._appended = _AppendSignal()
         self._active_groups: set[str] = set()
+        self._known: dict[str, int] = {}
+        """Partition counts of existing topics (fixed once a topic exists)."""
 
     @classmethod
-    async def open(cls, db: Database, *, poll_interval: float = 0.1) -> SqliteEventLog:
+    async def open(
+        cls,
+        db: Database,
+        *,
+        poll_interval: float = 0.1,
+        partitions: int = 1,
+        member: Membership = Membership(),
+    ) -> SqliteEventLog:
         await db.migrate("bus", MIGRATIONS)
-        return cls(db, poll_interval=poll_interval)
+        return cls(db, poll_interval=poll_interval, partitions=partitions, member=member)
 
     async def publish(self, topic: str, records: Sequence[OutgoingRecord]) -> None:
         """Appends in order, in one transaction; durable (committed) when this returns."""
@@ -98,18 +159,26 @@ class SqliteEventLog:
 
         def write(conn: sqlite3.Connection) -> None:
             conn.execute(
-                "INSERT INTO bus_topics (topic, next_offset) VALUES (?, 0) "
+                "INSERT INTO bus_topics (topic, next_offset, partitions) VALUES (?, 0, ?) "
                 "ON CONFLICT (topic) DO NOTHING",
-                (topic,),
+                (topic, self.partitions),
             )
-            (first,) = conn.execute(
-                "SELECT next_offset FROM bus_topics WHERE topic = ?", (topic,)
+            first, partitions = conn.execute(
+                "SELECT next_offset, partitions FROM bus_topics WHERE topic = ?", (topic,)
             ).fetchone()
             conn.executemany(
-                "INSERT INTO bus_records (topic, offset, key, value, headers, ts) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO bus_records (topic, partition, offset, key, value, headers, ts) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [
-                    (topic, first + i, r.key, r.value, _encode_headers(r.headers), now)
+                    (
+                        topic,
+                        partition_of(r.key, partitions),
+                        first + i,
+                        r.key,
+                        r.value,
+                        _encode_headers(r.headers),
+                        now,
+                    )
                     for i, r in enumerate(records)
                 ],
             )
@@ -122,7 +191,8 @@ class SqliteEventLog:
         await self._appended.notify()
 
     def consumer(self, group_id: str, topics: Sequence[str]) -> SqliteConsumer:
-        """The group's consumer of `topics`; it starts at the group's committed offsets."""
+        """The group's consumer of `topics` (this process's partitions of them); it starts
+        at the group's committed offsets."""
         if not group_id or not topics:
             raise ValueError("a consumer needs a group id and at least one topic")
         if group_id in self._active_groups:
@@ -136,6 +206,22 @@ class SqliteEventLog:
             signal=self._appended,
             release=lambda: self._active_groups.discard(group_id),
         )
+
+    async def topic_partitions(self, topics: Sequence[str]) -> dict[str, int]:
+        """Per topic that exists, its partition count (a topic not yet published to is
+        left out: its count is set by its first publish)."""
+        missing = [topic for topic in topics if topic not in self._known]
+        if missing:
+
+            def read(conn: sqlite3.Connection) -> list[tuple[str, int]]:
+                return conn.execute(
+                    "SELECT topic, partitions FROM bus_topics "
+                    "WHERE topic IN (SELECT value FROM json_each(?))",
+                    (json.dumps(missing),),
+                ).fetchall()
+
+            self._known.update(await self._db.read(read))
+        return {topic: self._known[topic] for topic in topics if topic in self._known}
 
     async def end_offsets(self, topics: Sequence[str]) -> dict[str, int]:
         """Per topic, the offset the next published record will get (0: empty topic)."""
@@ -151,71 +237,83 @@ class SqliteEventLog:
 
         return await self._db.read(read)
 
-    async def committed(self, group_id: str, topics: Sequence[str]) -> dict[str, int]:
-        """Per topic, the group's committed offset (the next record to process)."""
+    async def committed(self, group_id: str, topics: Sequence[str]) -> dict[Slot, int]:
+        """Per (topic, partition) of existing topics, the group's committed offset (the next
+        record to process; 0 before its first commit)."""
+        partitions = await self.topic_partitions(topics)
 
-        def read(conn: sqlite3.Connection) -> dict[str, int]:
-            return _committed(conn, group_id, topics)
+        def read(conn: sqlite3.Connection) -> dict[Slot, int]:
+            return _committed(conn, group_id, partitions)
 
         return await self._db.read(read)
 
-    async def lag(self, group_id: str, topics: Sequence[str]) -> dict[str, int]:
-        """Per topic, how many records the group has not committed yet."""
-        ends = await self.end_offsets(topics)
-        done = await self.committed(group_id, topics)
-        return {topic: max(0, ends[topic] - done[topic]) for topic in topics}
+    async def lag(self, group_id: str, topics: Sequence[str]) -> dict[Slot, int]:
+        """Per (topic, partition), how many records the group has not committed yet."""
+        return await self._uncommitted(group_id, topics, "")
 
     async def workspace_lag(self, group_id: str, topics: Sequence[str], workspace: str) -> int:
         """How many records keyed `workspace/...` the group has not committed yet."""
-        prefix = f"{workspace}/"
+        return sum((await self._uncommitted(group_id, topics, f"{workspace}/")).values())
 
-        def read(conn: sqlite3.Connection) -> int:
-            done = _committed(conn, group_id, topics)
-            return sum(
-                conn.execute(
-                    "SELECT count(*) FROM bus_records WHERE topic = ? AND offset >= ? "
-                    "AND substr(key, 1, ?) = ?",
-                    (topic, done[topic], len(prefix), prefix),
+    async def _uncommitted(
+        self, group_id: str, topics: Sequence[str], prefix: str
+    ) -> dict[Slot, int]:
+        partitions = await self.topic_partitions(list(dict.fromkeys(topics)))
+
+        def read(conn: sqlite3.Connection) -> dict[Slot, int]:
+            done = _committed(conn, group_id, partitions)
+            return {
+                (topic, partition): conn.execute(
+                    "SELECT count(*) FROM bus_records WHERE topic = ? AND partition = ? "
+                    "AND offset >= ? AND substr(key, 1, ?) = ?",
+                    (topic, partition, start, len(prefix), prefix),
                 ).fetchone()[0]
-                for topic in dict.fromkeys(topics)
-            )
+                for (topic, partition), start in done.items()
+            }
 
         return await self._db.read(read)
 
     async def prune_consumed(self, topics: Sequence[str]) -> int:
         """Deletes the records that every group reading a topic has committed; returns how
-        many. Offsets stay as they were (the next offset is kept per topic). A topic no
+        many. Offsets stay as they were (the next offset is kept per topic). A partition no
         group has committed yet keeps everything."""
 
         def write(conn: sqlite3.Connection) -> int:
-            deleted = 0
-            for topic in dict.fromkeys(topics):
-                (floor,) = conn.execute(
-                    "SELECT min(offset) FROM bus_offsets WHERE topic = ? AND partition = ?",
-                    (topic, PARTITION),
-                ).fetchone()
-                if floor is not None:
-                    cursor = conn.execute(
-                        "DELETE FROM bus_records WHERE topic = ? AND offset < ?", (topic, floor)
-                    )
-                    deleted += cursor.rowcount
-            return deleted
+            floors = conn.execute(
+                "SELECT topic, partition, min(offset) FROM bus_offsets "
+                "WHERE topic IN (SELECT value FROM json_each(?)) GROUP BY topic, partition",
+                (json.dumps(list(dict.fromkeys(topics))),),
+            ).fetchall()
+            return sum(
+                conn.execute(
+                    "DELETE FROM bus_records WHERE topic = ? AND partition = ? AND offset < ?",
+                    (topic, partition, floor),
+                ).rowcount
+                for topic, partition, floor in floors
+            )
 
         return await self._db.write(write)
 
 
-def _committed(conn: sqlite3.Connection, group_id: str, topics: Sequence[str]) -> dict[str, int]:
+def _committed(
+    conn: sqlite3.Connection, group_id: str, partitions: dict[str, int]
+) -> dict[Slot, int]:
     rows = conn.execute(
-        "SELECT topic, offset FROM bus_offsets WHERE group_id = ? AND partition = ? "
+        "SELECT topic, partition, offset FROM bus_offsets WHERE group_id = ? "
         "AND topic IN (SELECT value FROM json_each(?))",
-        (group_id, PARTITION, json.dumps(list(topics))),
+        (group_id, json.dumps(list(partitions))),
     ).fetchall()
-    found = dict(rows)
-    return {topic: int(found.get(topic, 0)) for topic in topics}
+    found = {(topic, partition): offset for topic, partition, offset in rows}
+    return {
+        (topic, partition): int(found.get((topic, partition), 0))
+        for topic, count in partitions.items()
+        for partition in range(count)
+    }
 
 
 class SqliteConsumer:
-    """One consumer-group member over the embedded log (see SqliteEventLog.consumer)."""
+    """One consumer-group member over the embedded log (see SqliteEventLog.consumer): it
+    reads the partitions its log's membership owns."""
 
     def __init__(
         self,
@@ -233,14 +331,17 @@ class SqliteConsumer:
         self._release = release
         self.group_id = group_id
         self.topics = tuple(dict.fromkeys(topics))
-        self._positions: dict[str, int] | None = None
+        self._positions: dict[Slot, int] = {}
+        """Per owned (topic, partition) of the topics that exist, the next offset to read."""
         self._next_topic = 0
         self._closed = False
+        self._unowned: set[str] = set()
+        """Existing topics none of whose partitions this member owns."""
 
     @property
-    def positions(self) -> dict[str, int]:
-        """Per topic, the offset the next poll starts at (empty before the first poll)."""
-        return dict(self._positions or {})
+    def positions(self) -> dict[Slot, int]:
+        """Per (topic, partition) read so far, the offset the next poll starts at."""
+        return dict(self._positions)
 
     async def poll(self, max_records: int, timeout: float) -> list[BusRecord]:
         loop = asyncio.get_running_loop()
@@ -256,9 +357,30 @@ class SqliteConsumer:
             await self._signal.wait(seen, min(remaining, self._log.poll_interval))
         return []
 
+    async def _owned(self) -> None:
+        """Adds the owned partitions of topics that came to exist since the last poll,
+        starting at the group's committed offsets."""
+        seen = {topic for topic, _ in self._positions} | self._unowned
+        if len(seen) == len(self.topics):
+            return
+        committed = await self._log.committed(self.group_id, self.topics)
+        member = self._log.member
+        for (topic, partition), offset in committed.items():
+            if member.owns(partition):
+                self._positions.setdefault((topic, partition), offset)
+        owned = {topic for topic, _ in self._positions}
+        for topic in {topic for topic, _ in committed} - owned - self._unowned:
+            self._unowned.add(topic)
+            log.warning(
+                "topic %s has fewer partitions than this group has members: "
+                "member %d of %d reads none of it",
+                topic,
+                member.index,
+                member.count,
+            )
+
     async def _fetch(self, max_records: int) -> list[BusRecord]:
-        if self._positions is None:
-            self._positions = await self._log.committed(self.group_id, self.topics)
+        await self._owned()
         # Start at a different topic each poll, so a busy topic cannot starve the others.
         start = self._next_topic % len(self.topics)
         self._next_topic += 1
@@ -268,14 +390,20 @@ class SqliteConsumer:
         def read(conn: sqlite3.Connection) -> list[BusRecord]:
             found: list[BusRecord] = []
             for topic in order:
-                rows = conn.execute(
-                    "SELECT offset, key, value, headers, ts FROM bus_records "
-                    "WHERE topic = ? AND offset >= ? ORDER BY offset LIMIT ?",
-                    (topic, positions[topic], max_records - len(found)),
-                ).fetchall()
+                # The topic's records in offset order across this member's partitions.
+                rows: list[tuple[int, int, str, bytes | None, str, float]] = []
+                for (name, partition), offset in positions.items():
+                    if name == topic:
+                        rows += conn.execute(
+                            "SELECT offset, partition, key, value, headers, ts "
+                            "FROM bus_records WHERE topic = ? AND partition = ? "
+                            "AND offset >= ? ORDER BY offset LIMIT ?",
+                            (topic, partition, offset, max_records - len(found)),
+                        ).fetchall()
+                rows.sort()
                 found += [
-                    BusRecord(topic, PARTITION, off, key, value, _decode_headers(h), ts)
-                    for off, key, value, h, ts in rows
+                    BusRecord(topic, partition, off, key, value, _decode_headers(h), ts)
+                    for off, partition, key, value, h, ts in rows[: max_records - len(found)]
                 ]
                 if len(found) >= max_records:
                     break
@@ -283,24 +411,26 @@ class SqliteConsumer:
 
         records = await self._db.read(read)
         for record in records:
-            self._positions[record.topic] = record.offset + 1
+            self._positions[(record.topic, record.partition)] = record.offset + 1
         return records
 
-    async def lag(self) -> dict[tuple[str, int], int]:
-        """Per (topic, partition), how many records the group has not committed yet."""
+    async def lag(self) -> dict[Slot, int]:
+        """Per owned (topic, partition), how many records the group has not committed yet."""
         lag = await self._log.lag(self.group_id, self.topics)
-        return {(topic, PARTITION): count for topic, count in lag.items()}
+        return {slot: count for slot, count in lag.items() if self._log.member.owns(slot[1])}
 
     async def commit(self, records: Sequence[BusRecord]) -> None:
-        """Durably stores, per topic, the highest offset + 1; commits never move back."""
-        ends: dict[str, int] = {}
+        """Durably stores, per (topic, partition), the highest offset + 1; commits never
+        move back."""
+        ends: dict[Slot, int] = {}
         for record in records:
-            if record.topic not in self.topics or record.partition != PARTITION:
+            slot = (record.topic, record.partition)
+            if record.topic not in self.topics or not self._log.member.owns(record.partition):
                 raise ValueError(
                     f"record {record.topic}[{record.partition}]@{record.offset} is not "
-                    f"from this consumer's topics {self.topics}"
+                    f"from this consumer's partitions of {self.topics}"
                 )
-            ends[record.topic] = max(ends.get(record.topic, 0), record.offset + 1)
+            ends[slot] = max(ends.get(slot, 0), record.offset + 1)
         if not ends:
             return
 
@@ -309,7 +439,7 @@ class SqliteConsumer:
                 "INSERT INTO bus_offsets (group_id, topic, partition, offset) "
                 "VALUES (?, ?, ?, ?) ON CONFLICT (group_id, topic, partition) "
                 "DO UPDATE SET offset = max(offset, excluded.offset)",
-                [(self.group_id, topic, PARTITION, end) for topic, end in ends.items()],
+                [(self.group_id, topic, part, end) for (topic, part), end in ends.items()],
             )
 
         await self._db.write(write)
@@ -323,9 +453,11 @@ class SqliteConsumer:
         await self._signal.notify()  # ends a poll waiting in this process
 
 
-async def open_sqlite_bus(db: Database) -> Bus:
-    """The embedded bus of one data directory."""
-    log = await SqliteEventLog.open(db)
+async def open_sqlite_bus(
+    db: Database, *, partitions: int = 1, member: Membership = Membership()
+) -> Bus:
+    """The embedded bus of one data directory, as member `member` of its consumer groups."""
+    log = await SqliteEventLog.open(db, partitions=partitions, member=member)
 
     async def pending(group_id: str, topics: Sequence[str], workspace: str | None = None) -> int:
         if workspace is not None:
