@@ -20,19 +20,9 @@ from ragstream.testing.openai_server import OpenAITestServer
 from tests.pipeline.test_graph_indexing import WS, change, corpus_events
 from tests.pipeline.test_llm_costs import responder
 from tests.support.pipeline import embedded_settings, running_pipeline
+from tests.support.server import indexer_members
 
 PARTS = ("documents", "chunks", "entities", "relations", "nodes", "edges", "mentions")
-
-
-def member_pids() -> list[int]:
-    """This process's children that run an indexer member."""
-    pids = []
-    for task in Path("/proc/self/task").iterdir():
-        for pid in (task / "children").read_text().split():
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-            if b"ragstream.indexer.members" in cmdline:
-                pids.append(int(pid))
-    return pids
 
 
 def committed_partitions(data_dir: Path) -> set[int]:
@@ -81,9 +71,9 @@ async def test_a_member_that_dies_is_started_again_and_its_events_indexed(
     settings = embedded_settings(tmp_path, indexer={"processes": 2})
     async with running_pipeline(settings) as pipeline:
         async with asyncio.timeout(60):
-            while not member_pids():  # noqa: ASYNC110 - a child process signals nothing
+            while not indexer_members():  # noqa: ASYNC110 - a child process signals nothing
                 await asyncio.sleep(0.05)
-        (pid,) = member_pids()
+        (pid,) = indexer_members()
         os.kill(pid, signal.SIGKILL)
         events = [
             change(f"doc-{i}", 1, f"Mira Okafor visited Bergen {i} times.") for i in range(12)
@@ -91,9 +81,9 @@ async def test_a_member_that_dies_is_started_again_and_its_events_indexed(
         await pipeline.publish(events)
         await pipeline.idle()
         documents = (await pipeline.dump(WS))["documents"]
-        (restarted,) = member_pids()
+        (restarted,) = indexer_members()
     assert len(documents) == 12
     assert restarted != pid
     assert "indexer process 1 of 2 exited with code -9" in caplog.text
     assert committed_partitions(tmp_path) & {1, 3, 5}
-    assert member_pids() == []  # stopped with the pipeline
+    assert indexer_members() == []  # stopped with the pipeline

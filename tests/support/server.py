@@ -36,6 +36,26 @@ def openai_embedding_env(
     }
 
 
+def indexer_members(pid: int | str = "self") -> list[int]:
+    """The live children of a process that run an indexer member (indexer/members.py)."""
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):  # the task or the child ended meanwhile
+            for child in (task / "children").read_text().split():
+                if b"ragstream.indexer.members" in Path(f"/proc/{child}/cmdline").read_bytes():
+                    found.append(int(child))
+    return found
+
+
+def running(pid: int) -> bool:
+    """Whether the process exists and is no zombie."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
