@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -17,7 +18,12 @@ from pathlib import Path
 import pytest
 
 from ragstream.common.bus.protocols import BusRecord, Consumer, OutgoingRecord
-from ragstream.common.bus.sqlite_log import Membership, SqliteEventLog, partition_of
+from ragstream.common.bus.sqlite_log import (
+    MIGRATIONS,
+    Membership,
+    SqliteEventLog,
+    partition_of,
+)
 from ragstream.common.storage.sqlite import Database
 
 
@@ -132,11 +138,17 @@ async def test_members_read_disjoint_partitions_and_each_key_in_order(db: Databa
 
     assert {r.partition for r in got[0]} <= {0, 2} and {r.partition for r in got[1]} <= {1, 3}
     assert got[0] and got[1]  # nine keys over four partitions: both members have work
-    assert sorted(r.offset for r in got[0] + got[1]) == list(range(40))
+    assert sorted(int(r.value or b"") for r in got[0] + got[1]) == list(range(40))
     for records in got.values():
-        assert [r.offset for r in records] == sorted(r.offset for r in records)
+        for partition in {r.partition for r in records}:  # offsets count within a partition
+            offsets = [r.offset for r in records if r.partition == partition]
+            assert offsets == list(range(len(offsets)))
+        for key in {r.key for r in records}:  # a key keeps its order
+            sent = [int(r.value or b"") for r in records if r.key == key]
+            assert sent == sorted(sent)
         for record in records:
             assert record.partition == partition_of(record.key, 4)
+    assert await first.end_offsets(["t"]) == {"t": 40}
 
 
 async def test_a_members_commits_resume_each_of_its_partitions(db: Database) -> None:
@@ -146,10 +158,33 @@ async def test_a_members_commits_resume_each_of_its_partitions(db: Database) -> 
     first = await consumer.poll(5, 1.0)
     await consumer.commit(first)
     await consumer.close()
-    rest = await drain(log.consumer("g", ["t"]))
-    assert sorted(r.offset for r in first + rest) == list(range(12))
     assert sum((await log.lag("g", ["t"])).values()) == 12 - len(first)
+    rest = await drain(log.consumer("g", ["t"]))
+    assert sorted(r.key for r in first + rest) == sorted(f"k{i}" for i in range(12))
     assert await log.workspace_lag("g", ["t"], "k1") == 0  # no key "k1/..."
+
+
+async def test_a_log_from_before_partitions_keeps_its_records_and_offsets(db: Database) -> None:
+    await db.migrate("bus", MIGRATIONS[:1])
+
+    def old_log(conn: sqlite3.Connection) -> None:
+        conn.execute("INSERT INTO bus_topics (topic, next_offset) VALUES ('t', 5)")
+        conn.executemany(
+            "INSERT INTO bus_records (topic, offset, key, value, headers, ts) "
+            "VALUES ('t', ?, ?, NULL, '[]', 0)",
+            [(offset, f"k{offset}") for offset in range(2, 5)],  # 0 and 1 were pruned
+        )
+        conn.execute("INSERT INTO bus_offsets VALUES ('g', 't', 0, 3)")
+
+    await db.write(old_log)
+    log = await SqliteEventLog.open(db, partitions=4)
+    assert await log.lag("g", ["t"]) == {("t", 0): 2}
+    await log.publish("t", outgoing("k5"))  # the topic keeps its one partition
+    assert [(r.partition, r.offset, r.key) for r in await drain(log.consumer("g", ["t"]))] == [
+        (0, 3, "k3"),
+        (0, 4, "k4"),
+        (0, 5, "k5"),
+    ]
 
 
 async def test_a_member_commits_only_its_own_partitions(db: Database) -> None:

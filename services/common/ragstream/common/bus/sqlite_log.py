@@ -3,11 +3,11 @@
 A topic has a fixed number of partitions, set when its first record is published (the
 log's `partitions`; a topic created before partitions existed has one). A record goes to
 the partition its key hashes to (CRC-32), so one key's records stay in order. Offsets are
-numbered per topic and only grow (the next offset is kept per topic, so offsets are never
-reused); a partition holds an increasing, gapped subset of them. A consumer group stores,
-per (topic, partition), the offset of the next record to process; a consumer starts there,
-so after a crash the records polled but not committed are delivered again (at-least-once),
-and committed ones never.
+numbered per partition, as Kafka numbers them, and only grow (the next offset is kept per
+partition, so offsets are never reused, and a group's backlog in a partition is the next
+offset minus its committed one). A consumer group stores, per (topic, partition), the offset
+of the next record to process; a consumer starts there, so after a crash the records polled
+but not committed are delivered again (at-least-once), and committed ones never.
 
 Several processes share a group by static membership: the log of member `m` of `members`
 (`Membership`) makes consumers that read the partitions p with p % members == m, so each
@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import heapq
+import itertools
 import json
 import logging
 import sqlite3
@@ -47,9 +49,20 @@ MIGRATIONS: tuple[Migration, ...] = (
         "PRIMARY KEY (group_id, topic, partition)) WITHOUT ROWID",
     ),
     (
+        # Partitions: a topic's count, each partition's next offset, records keyed by both.
+        # Existing topics become one partition 0 holding their records and offsets as they were.
         "ALTER TABLE bus_topics ADD COLUMN partitions INTEGER NOT NULL DEFAULT 1",
-        "ALTER TABLE bus_records ADD COLUMN partition INTEGER NOT NULL DEFAULT 0",
-        "CREATE INDEX bus_records_by_partition ON bus_records (topic, partition, offset)",
+        "CREATE TABLE bus_partitions (topic TEXT NOT NULL, partition INTEGER NOT NULL, "
+        "next_offset INTEGER NOT NULL, PRIMARY KEY (topic, partition)) WITHOUT ROWID",
+        "INSERT INTO bus_partitions (topic, partition, next_offset) "
+        "SELECT topic, 0, next_offset FROM bus_topics",
+        "CREATE TABLE bus_partition_records (topic TEXT NOT NULL, partition INTEGER NOT NULL, "
+        "offset INTEGER NOT NULL, key TEXT NOT NULL, value BLOB, headers TEXT NOT NULL, "
+        "ts REAL NOT NULL, PRIMARY KEY (topic, partition, offset)) WITHOUT ROWID",
+        "INSERT INTO bus_partition_records (topic, partition, offset, key, value, headers, ts) "
+        "SELECT topic, 0, offset, key, value, headers, ts FROM bus_records",
+        "DROP TABLE bus_records",
+        "ALTER TABLE bus_partition_records RENAME TO bus_records",
     ),
 )
 
@@ -108,6 +121,8 @@ class _AppendSignal:
 
 Slot = tuple[str, int]
 """A (topic, partition)."""
+_Row = tuple[float, int, int, str, bytes | None, str]
+"""A record as read: ts, partition, offset, key, value, headers."""
 
 
 class SqliteEventLog:
@@ -163,28 +178,37 @@ class SqliteEventLog:
                 "ON CONFLICT (topic) DO NOTHING",
                 (topic, self.partitions),
             )
-            first, partitions = conn.execute(
-                "SELECT next_offset, partitions FROM bus_topics WHERE topic = ?", (topic,)
+            (partitions,) = conn.execute(
+                "SELECT partitions FROM bus_topics WHERE topic = ?", (topic,)
             ).fetchone()
+            by_partition: dict[int, list[OutgoingRecord]] = {}
+            for record in records:
+                by_partition.setdefault(partition_of(record.key, partitions), []).append(record)
+            rows = []
+            for partition, appended in by_partition.items():
+                found = conn.execute(
+                    "SELECT next_offset FROM bus_partitions WHERE topic = ? AND partition = ?",
+                    (topic, partition),
+                ).fetchone()
+                first = found[0] if found else 0
+                rows += [
+                    (topic, partition, first + i, r.key, r.value, _encode_headers(r.headers), now)
+                    for i, r in enumerate(appended)
+                ]
+                conn.execute(
+                    "INSERT INTO bus_partitions (topic, partition, next_offset) VALUES (?, ?, ?) "
+                    "ON CONFLICT (topic, partition) "
+                    "DO UPDATE SET next_offset = excluded.next_offset",
+                    (topic, partition, first + len(appended)),
+                )
             conn.executemany(
                 "INSERT INTO bus_records (topic, partition, offset, key, value, headers, ts) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        topic,
-                        partition_of(r.key, partitions),
-                        first + i,
-                        r.key,
-                        r.value,
-                        _encode_headers(r.headers),
-                        now,
-                    )
-                    for i, r in enumerate(records)
-                ],
+                rows,
             )
             conn.execute(
-                "UPDATE bus_topics SET next_offset = ? WHERE topic = ?",
-                (first + len(records), topic),
+                "UPDATE bus_topics SET next_offset = next_offset + ? WHERE topic = ?",
+                (len(records), topic),
             )
 
         await self._db.write(write)
@@ -224,7 +248,7 @@ class SqliteEventLog:
         return {topic: self._known[topic] for topic in topics if topic in self._known}
 
     async def end_offsets(self, topics: Sequence[str]) -> dict[str, int]:
-        """Per topic, the offset the next published record will get (0: empty topic)."""
+        """Per topic, how many records were ever published to it (0: no topic yet)."""
 
         def read(conn: sqlite3.Connection) -> dict[str, int]:
             rows = conn.execute(
@@ -249,27 +273,35 @@ class SqliteEventLog:
 
     async def lag(self, group_id: str, topics: Sequence[str]) -> dict[Slot, int]:
         """Per (topic, partition), how many records the group has not committed yet."""
-        return await self._uncommitted(group_id, topics, "")
-
-    async def workspace_lag(self, group_id: str, topics: Sequence[str], workspace: str) -> int:
-        """How many records keyed `workspace/...` the group has not committed yet."""
-        return sum((await self._uncommitted(group_id, topics, f"{workspace}/")).values())
-
-    async def _uncommitted(
-        self, group_id: str, topics: Sequence[str], prefix: str
-    ) -> dict[Slot, int]:
         partitions = await self.topic_partitions(list(dict.fromkeys(topics)))
 
         def read(conn: sqlite3.Connection) -> dict[Slot, int]:
             done = _committed(conn, group_id, partitions)
-            return {
-                (topic, partition): conn.execute(
+            rows = conn.execute(
+                "SELECT topic, partition, next_offset FROM bus_partitions "
+                "WHERE topic IN (SELECT value FROM json_each(?))",
+                (json.dumps(list(partitions)),),
+            ).fetchall()
+            ends = {(topic, partition): end for topic, partition, end in rows}
+            return {slot: max(0, ends.get(slot, 0) - start) for slot, start in done.items()}
+
+        return await self._db.read(read)
+
+    async def workspace_lag(self, group_id: str, topics: Sequence[str], workspace: str) -> int:
+        """How many records keyed `workspace/...` the group has not committed yet."""
+        partitions = await self.topic_partitions(list(dict.fromkeys(topics)))
+        prefix = f"{workspace}/"
+
+        def read(conn: sqlite3.Connection) -> int:
+            done = _committed(conn, group_id, partitions)
+            return sum(
+                conn.execute(
                     "SELECT count(*) FROM bus_records WHERE topic = ? AND partition = ? "
                     "AND offset >= ? AND substr(key, 1, ?) = ?",
                     (topic, partition, start, len(prefix), prefix),
                 ).fetchone()[0]
                 for (topic, partition), start in done.items()
-            }
+            )
 
         return await self._db.read(read)
 
@@ -390,20 +422,24 @@ class SqliteConsumer:
         def read(conn: sqlite3.Connection) -> list[BusRecord]:
             found: list[BusRecord] = []
             for topic in order:
-                # The topic's records in offset order across this member's partitions.
-                rows: list[tuple[int, int, str, bytes | None, str, float]] = []
-                for (name, partition), offset in positions.items():
-                    if name == topic:
-                        rows += conn.execute(
-                            "SELECT offset, partition, key, value, headers, ts "
-                            "FROM bus_records WHERE topic = ? AND partition = ? "
-                            "AND offset >= ? ORDER BY offset LIMIT ?",
-                            (topic, partition, offset, max_records - len(found)),
-                        ).fetchall()
-                rows.sort()
+                # The topic's oldest records across this member's partitions, each partition's
+                # in offset order, merged by the time they were appended.
+                per_partition: list[list[_Row]] = [
+                    conn.execute(
+                        "SELECT ts, partition, offset, key, value, headers "
+                        "FROM bus_records WHERE topic = ? AND partition = ? "
+                        "AND offset >= ? ORDER BY offset LIMIT ?",
+                        (topic, partition, offset, max_records - len(found)),
+                    ).fetchall()
+                    for (name, partition), offset in positions.items()
+                    if name == topic
+                ]
+                merged = heapq.merge(*per_partition, key=lambda row: row[0])
                 found += [
                     BusRecord(topic, partition, off, key, value, _decode_headers(h), ts)
-                    for off, partition, key, value, h, ts in rows[: max_records - len(found)]
+                    for ts, partition, off, key, value, h in itertools.islice(
+                        merged, max_records - len(found)
+                    )
                 ]
                 if len(found) >= max_records:
                     break
