@@ -151,3 +151,18 @@ def test_a_nationality_or_religion_alone_is_no_entity() -> None:
 def test_a_title_the_passage_names_again_is_kept_untyped() -> None:
     text = "Parmigiano-Reggiano\n\nParmigiano-Reggiano is made from unpasteurized cow's milk."
     assert [e.name for e in extract_offline(text, tagger()).entities] == ["Parmigiano-Reggiano"]
+
+
+def test_an_honour_is_a_concept_whatever_the_model_reads_in_it() -> None:
+    # The model reads these as an organization, a work of art and a law.
+    text = (
+        "He won the Academy Award for Best Actor in 1990. "
+        "He won the Filmfare Award for Best Female Debut. "
+        "She received the Primetime Emmy Award for Outstanding Lead Actress."
+    )
+    types = {e.name: e.type for e in extract_offline(text, tagger()).entities}
+    assert types == {
+        "Academy Award for Best Actor": "concept",
+        "Filmfare Award for Best Female Debut": "concept",
+        "Primetime Emmy Award for Outstanding Lead Actress": "concept",
+    }

@@ -422,3 +422,34 @@ def test_a_title_in_quotation_marks_is_one_name_of_a_work() -> None:
 )
 def test_quoted_text_that_is_no_title_gives_no_work(text: str) -> None:
     assert "product" not in {e.type for e in extract_offline(text).entities}
+
+
+def test_a_name_keeps_its_for_after_an_institution_or_an_honour() -> None:
+    text = (
+        "He is a fellow of the American Society for Engineering Education. "
+        "The National Endowment for the Arts funded the Center for Wooden Boats. "
+        "It was replaced with the Order of the British Empire for Gallantry. "
+        "He worked for the National Commission for the Development of Indigenous Peoples."
+    )
+    names = {e.name for e in extract_offline(text).entities}
+    whole = {
+        "American Society for Engineering Education",
+        "National Endowment for the Arts",
+        "Center for Wooden Boats",
+        "Order of the British Empire for Gallantry",
+        "National Commission for the Development of Indigenous Peoples",
+    }
+    assert whole <= names, names
+    assert not names & {"Engineering Education", "Wooden Boats", "Gallantry", "National Endowment"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "He played for Arsenal for two years.",  # no institution before "for"
+        "Apple bought the Centre for $2 million.",  # no name after it
+        "The Society for the year was small.",  # "the" and a lowercase word
+    ],
+)
+def test_a_for_joins_no_name_it_does_not_head(text: str) -> None:
+    assert not any(" for" in e.name for e in extract_offline(text).entities)

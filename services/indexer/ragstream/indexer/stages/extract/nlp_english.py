@@ -27,8 +27,8 @@ _TOKEN = re.compile(rf"[{_L}](?:[{_L}'’&.\-]*[{_L}])?")
 _POSSESSIVE = re.compile(r"['’]s$")
 _NUMBER = re.compile(r"^\d+(?:[.\-]\d+)*$")
 _YEAR = re.compile(r"^(?:19|20)\d\d$")
-_ENDS_NO_NAME = lex.POSTNOMINALS | {"the"}
-"""Words a name never ends with: "the", honours after it ("Archibald Gordon CBE")."""
+_ENDS_NO_NAME = lex.POSTNOMINALS | {"the", "for"}
+"""Words a name never ends with: "the", "for", honours after it ("Archibald Gordon CBE")."""
 _LETTER_WORD = re.compile(r"^[A-Z]-[a-z]")  # O-ring, X-ray: words, not names
 _WORDISH = re.compile(r"\w")
 _WORD_BEFORE = re.compile(r"([A-Za-z][\w'’-]*)[ :]*$")
@@ -187,13 +187,10 @@ def _opens_initials(sentence: str, token: _Token) -> bool:
 
 
 def _extends(run: list[_Token], token: _Token) -> bool:
+    joins = _JOINING_WORDS.get(token.text)
+    if joins is not None:
+        return joins(run)
     last = run[-1]
-    if token.text == "I":  # a regnal number, "Lothair I", not the pronoun
-        return last.kind == "name" and last.text[1:].islower() and not last.possessive
-    if token.text == "the":  # an epithet, "Boso the Elder"; trimmed when no name follows
-        epithet = len(run) == 1 and last.kind == "name"
-        # "Battle of the Somme", "Order of the Garter"
-        return epithet or (len(run) >= 2 and last.text == "of" and run[-2].text in lex.OF_HEADS)
     if token.kind == "name":
         return True
     if token.kind == "number":
@@ -204,16 +201,45 @@ def _extends(run: list[_Token], token: _Token) -> bool:
     return token.kind == "particle" and last.kind == "name"
 
 
+def _regnal(run: list[_Token]) -> bool:
+    """ "I" after a name is a regnal number, "Lothair I", not the pronoun."""
+    last = run[-1]
+    return last.kind == "name" and last.text[1:].islower() and not last.possessive
+
+
+def _for_joins(run: list[_Token]) -> bool:
+    """ "for" after an institution or an honour: "Center for Wooden Boats", "Order of the
+    British Empire for Gallantry" (the head opens the run); trimmed when no name follows."""
+    last = run[-1]
+    headed = run[0].text in lex.FOR_HEADS and any(t.text == "of" for t in run)
+    return last.kind == "name" and (last.text in lex.FOR_HEADS or headed)
+
+
+def _the_joins(run: list[_Token]) -> bool:
+    """An epithet, "Boso the Elder"; "Battle of the Somme", "Order of the Garter", "National
+    Endowment for the Arts"; trimmed when no name follows."""
+    last = run[-1]
+    epithet = len(run) == 1 and last.kind == "name"
+    of_the = len(run) >= 2 and last.text == "of" and run[-2].text in lex.OF_HEADS
+    return epithet or of_the or last.text == "for"
+
+
+_JOINING_WORDS = {"I": _regnal, "for": _for_joins, "the": _the_joins}
+"""Words that continue a run only after certain words before them."""
+
+
 def _split_at_of(run: list[_Token]) -> list[list[_Token]]:
     """Keeps "of" inside a name after an institution word and before a non-institution
-    ("Institute of Ocean Sensing" is one name, "Lab of Northmere University" two), and
-    between two single words, as in "Ermengarde of Tours" or "Bank of America"."""
+    ("Institute of Ocean Sensing" is one name, "Lab of Northmere University" two), between
+    two single words, as in "Ermengarde of Tours" or "Bank of America", and after a "for"
+    ("National Commission for the Development of Indigenous Peoples")."""
     for index, token in enumerate(run):
         if token.text != "of":
             continue
         left, right = run[:index], run[index + 1 :]
         single = len(left) == 1 and len(right) == 1 and left[0].text not in lex.TITLES
-        joined = bool(left and right) and (left[-1].text in lex.OF_HEADS or single)
+        titled = any(t.text == "for" for t in left)
+        joined = bool(left and right) and (left[-1].text in lex.OF_HEADS or single or titled)
         if not joined or right[-1].text in lex.OF_HEADS or right[-1].text in lex.ORG_SUFFIXES:
             return [part for part in (left, *_split_at_of(right)) if part]
     return [run]
@@ -317,8 +343,11 @@ def _intrinsic(tokens: list[_Token]) -> set[str]:
     """Evidence from the name's own words: suffixes, prefixes, version numbers."""
     texts = [token.text for token in tokens]
     words = [t.text for t in tokens if t.kind in ("name", "letter")]
-    head = texts[texts.index("of") - 1] if "of" in texts[1:] else words[-1]
+    inner = [i for i, text in enumerate(texts) if i and text in ("of", "for")]
+    head = texts[inner[0] - 1] if inner else words[-1]
     evidence: set[str] = set()
+    if head in lex.AWARD_HEADS:
+        evidence.add(lex.CONCEPT)
     if head in lex.ORG_SUFFIXES:
         evidence.add(lex.ORGANIZATION)
     if head in lex.LOCATION_SUFFIXES:

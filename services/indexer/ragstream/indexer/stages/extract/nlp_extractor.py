@@ -36,6 +36,7 @@ from ragstream.indexer.stages.extract.nlp_chinese import (
 from ragstream.indexer.stages.extract.nlp_english import ChunkWords, latin_spans
 from ragstream.indexer.stages.extract.nlp_junk import junk_name, split_remnant
 from ragstream.indexer.stages.extract.nlp_lexicon import (
+    CONCEPT,
     EXTRA_STOPWORDS,
     ORGANIZATION,
     SUBJECT_PRONOUNS,
@@ -125,7 +126,11 @@ def extract_offline(text: str, tagger: NameTagger | None = None) -> ExtractionRe
         votes = model_votes(tagger.tag(sentences))
         dropped = not_names(names.spelling, names.evidence, votes)
         _drop(names, [key for key in dropped if key != names.title])
-        types = apply_votes(types, votes)
+        # A name the rules read as a concept (an honour's) takes no type from the model.
+        typed_by_model = {
+            k: v for k, v in votes.items() if CONCEPT not in names.evidence.get(k, ())
+        }
+        types = apply_votes(types, typed_by_model)
     if not names.spelling:
         return ExtractionResult()
     mentions = _scan(sentences, names)

@@ -89,11 +89,23 @@ OF_HEADS = _words(
 )
 """Words that take an "of" inside a name: "University of Bergen", "Gulf of Mexico",
 "Journal of Small Business Management", "Battle of the Somme"."""
+FOR_HEADS = _words(
+    """Award Awards Prize Medal Cross Trophy Order Center Centre Institute Society Commission
+    Committee Council Congregation Organisation Organization Association Forum Party League
+    Academy Office Board Tribunal Endowment Partnership Foundation Fund Campaign Movement
+    Alliance Coalition Front Union Agency Ministry Department School College Museum Network
+    Initiative Conference Federation"""
+)
+"""Words that take a "for" inside a name: "Center for Wooden Boats", "National Endowment for
+the Arts", "Academy Award for Best Actor", "Medal for Gallantry"."""
 EVENT_PREFIXES = _words("Project Operation Programme Program")
 EVENT_SUFFIXES = _words(
     """Forum Conference Summit Congress Symposium Festival Expo Exhibition Fair Workshop Olympics
     Games Cup Championship Championships War Election Meeting Week"""
 )
+AWARD_HEADS = _words("Award Awards Prize Prizes Medal Medals Trophy")
+"""An honour's name ("Academy Award for Best Actor", "Medal for Gallantry") is a concept,
+whatever the named-entity model reads in it (organization, work of art, law)."""
 LOCATION_SUFFIXES = _words(
     """Sea Ocean Island Islands Isle Fjord Bay River Lake Coast Mountain Mountains Peninsula
     Strait Gulf Valley County Province Street Road Avenue Harbour Harbor Port Canal Desert Cape
