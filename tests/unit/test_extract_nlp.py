@@ -453,3 +453,13 @@ def test_a_name_keeps_its_for_after_an_institution_or_an_honour() -> None:
 )
 def test_a_for_joins_no_name_it_does_not_head(text: str) -> None:
     assert not any(" for" in e.name for e in extract_offline(text).entities)
+
+
+def test_a_lone_direction_is_no_name_but_heads_one() -> None:
+    text = (
+        "The station serves the Southside and Southwestern sections of Virginia. "
+        "She taught at Northwestern University."
+    )
+    names = {e.name for e in extract_offline(text).entities}
+    assert "Southwestern" not in names
+    assert {"Southside", "Virginia", "Northwestern University"} <= names

@@ -111,7 +111,10 @@ LOCATION_SUFFIXES = _words(
     Strait Gulf Valley County Province Street Road Avenue Harbour Harbor Port Canal Desert Cape
     Forest Park Region District City"""
 )
-DIRECTIONS = _words("North South East West Northeast Northwest Southeast Southwest Downtown")
+DIRECTIONS = _words(
+    """North South East West Northeast Northwest Southeast Southwest Northeastern Northwestern
+    Southeastern Southwestern Midwestern Downtown"""
+)
 HEAD_WORDS = ORG_SUFFIXES | LOCATION_SUFFIXES | EVENT_SUFFIXES | OF_HEADS | DIRECTIONS
 """Words that end or head a name but name nothing alone ("Center", "City", "Meeting",
 "Northeast"): a one-word name among them is the rest of a longer name or a common word."""
