@@ -449,6 +449,7 @@ def test_a_name_keeps_its_for_after_an_institution_or_an_honour() -> None:
         "He played for Arsenal for two years.",  # no institution before "for"
         "Apple bought the Centre for $2 million.",  # no name after it
         "The Society for the year was small.",  # "the" and a lowercase word
+        "He made 200 appearances in the Football League for Tranmere Rovers.",  # a club's
     ],
 )
 def test_a_for_joins_no_name_it_does_not_head(text: str) -> None:

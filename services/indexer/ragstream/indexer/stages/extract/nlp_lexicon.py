@@ -91,13 +91,14 @@ OF_HEADS = _words(
 "Journal of Small Business Management", "Battle of the Somme"."""
 FOR_HEADS = _words(
     """Award Awards Prize Medal Cross Trophy Order Center Centre Institute Society Commission
-    Committee Council Congregation Organisation Organization Association Forum Party League
-    Academy Office Board Tribunal Endowment Partnership Foundation Fund Campaign Movement
-    Alliance Coalition Front Union Agency Ministry Department School College Museum Network
-    Initiative Conference Federation"""
+    Committee Council Congregation Organisation Organization Association Forum Party Academy
+    Office Board Tribunal Endowment Partnership Foundation Fund Campaign Movement Alliance
+    Coalition Front Union Agency Ministry Department School College Museum Network Initiative
+    Conference Federation"""
 )
 """Words that take a "for" inside a name: "Center for Wooden Boats", "National Endowment for
-the Arts", "Academy Award for Best Actor", "Medal for Gallantry"."""
+the Arts", "Academy Award for Best Actor", "Medal for Gallantry". Not "League": a player
+makes appearances "in the Football League for Tranmere Rovers"."""
 EVENT_PREFIXES = _words("Project Operation Programme Program")
 EVENT_SUFFIXES = _words(
     """Forum Conference Summit Congress Symposium Festival Expo Exhibition Fair Workshop Olympics
