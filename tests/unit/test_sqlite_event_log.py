@@ -187,6 +187,18 @@ async def test_a_log_from_before_partitions_keeps_its_records_and_offsets(db: Da
     ]
 
 
+async def test_a_consumers_lag_names_its_partitions_before_and_after_the_first_record(
+    db: Database,
+) -> None:
+    log = await SqliteEventLog.open(db, partitions=4, member=Membership(1, 2))
+    consumer = log.consumer("g", ["t"])
+    assert await consumer.lag() == {("t", 1): 0, ("t", 3): 0}  # the metric shows the topic
+    await log.publish("t", outgoing(*(f"k{i}" for i in range(20))))
+    lag = await consumer.lag()
+    assert set(lag) == {("t", 1), ("t", 3)}
+    assert sum(lag.values()) == sum(1 for i in range(20) if partition_of(f"k{i}", 4) % 2 == 1)
+
+
 async def test_a_member_commits_only_its_own_partitions(db: Database) -> None:
     log = await SqliteEventLog.open(db, partitions=2, member=Membership(1, 2))
     consumer = log.consumer("g", ["t"])

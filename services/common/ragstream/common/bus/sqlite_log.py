@@ -451,9 +451,18 @@ class SqliteConsumer:
         return records
 
     async def lag(self) -> dict[Slot, int]:
-        """Per owned (topic, partition), how many records the group has not committed yet."""
-        lag = await self._log.lag(self.group_id, self.topics)
-        return {slot: count for slot, count in lag.items() if self._log.member.owns(slot[1])}
+        """Per owned (topic, partition), how many records the group has not committed yet;
+        a topic nobody has published to yet has none, in the partitions it will get."""
+        member, log = self._log.member, self._log
+        lag = await log.lag(self.group_id, self.topics)
+        existing = {topic for topic, _ in lag}
+        lag |= {
+            (topic, partition): 0
+            for topic in self.topics
+            if topic not in existing
+            for partition in range(log.partitions)
+        }
+        return {slot: count for slot, count in lag.items() if member.owns(slot[1])}
 
     async def commit(self, records: Sequence[BusRecord]) -> None:
         """Durably stores, per (topic, partition), the highest offset + 1; commits never
