@@ -18,12 +18,8 @@ from pathlib import Path
 import pytest
 
 from ragstream.common.bus.protocols import BusRecord, Consumer, OutgoingRecord
-from ragstream.common.bus.sqlite_log import (
-    MIGRATIONS,
-    Membership,
-    SqliteEventLog,
-    partition_of,
-)
+from ragstream.common.bus.sqlite_log import MIGRATIONS, SqliteEventLog
+from ragstream.common.bus.sqlite_records import Membership, partition_of
 from ragstream.common.storage.sqlite import Database
 
 

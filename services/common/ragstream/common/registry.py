@@ -101,7 +101,8 @@ async def _nebula_graph(opening: Opening) -> GraphStore:
 
 
 async def _sqlite_bus(opening: Opening) -> Bus:
-    from ragstream.common.bus.sqlite_log import Membership, open_sqlite_bus
+    from ragstream.common.bus.sqlite_log import open_sqlite_bus
+    from ragstream.common.bus.sqlite_records import Membership
 
     settings = opening.settings
     member = Membership(settings.bus.member, settings.indexer.processes)

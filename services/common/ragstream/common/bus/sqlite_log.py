@@ -20,22 +20,22 @@ SqliteEventLog (same process), and notices other processes' appends within
 
 from __future__ import annotations
 
-import asyncio
-import base64
-import heapq
-import itertools
 import json
-import logging
 import sqlite3
 import time
-import zlib
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 
-from ragstream.common.bus.protocols import Bus, BusRecord, OutgoingRecord
+from ragstream.common.bus.protocols import Bus, OutgoingRecord
+from ragstream.common.bus.sqlite_consumer import SqliteConsumer
+from ragstream.common.bus.sqlite_records import (
+    ALONE,
+    AppendSignal,
+    Membership,
+    Slot,
+    encode_headers,
+    partition_of,
+)
 from ragstream.common.storage.sqlite.db import Database, Migration
-
-log = logging.getLogger(__name__)
 
 MIGRATIONS: tuple[Migration, ...] = (
     (
@@ -67,64 +67,6 @@ MIGRATIONS: tuple[Migration, ...] = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Membership:
-    """Which of a group's processes this is: member `index` of `count`."""
-
-    index: int = 0
-    count: int = 1
-
-    def __post_init__(self) -> None:
-        if not 0 <= self.index < self.count:
-            raise ValueError(f"member {self.index} of {self.count} does not exist")
-
-    def owns(self, partition: int) -> bool:
-        return partition % self.count == self.index
-
-
-def partition_of(key: str, partitions: int) -> int:
-    """The partition of a key: the same in every process and every run."""
-    return zlib.crc32(key.encode()) % partitions
-
-
-def _encode_headers(headers: Sequence[tuple[str, bytes]]) -> str:
-    return json.dumps([[name, base64.b64encode(value).decode()] for name, value in headers])
-
-
-def _decode_headers(text: str) -> tuple[tuple[str, bytes], ...]:
-    return tuple((name, base64.b64decode(value)) for name, value in json.loads(text))
-
-
-class _AppendSignal:
-    """Wakes this process's waiting consumers when a record is appended."""
-
-    def __init__(self) -> None:
-        self._condition = asyncio.Condition()
-        self.count = 0
-        """Appends so far; a waiter passes the count it saw before reading the log, so an
-        append that lands between its read and its wait still wakes it."""
-
-    async def notify(self) -> None:
-        async with self._condition:
-            self.count += 1
-            self._condition.notify_all()
-
-    async def wait(self, seen: int, timeout: float) -> None:
-        """Returns once `count` differs from `seen`, or after `timeout` seconds."""
-        async with self._condition:
-            try:
-                async with asyncio.timeout(timeout):
-                    await self._condition.wait_for(lambda: self.count != seen)
-            except TimeoutError:
-                pass
-
-
-Slot = tuple[str, int]
-"""A (topic, partition)."""
-_Row = tuple[float, int, int, str, bytes | None, str]
-"""A record as read: ts, partition, offset, key, value, headers."""
-
-
 class SqliteEventLog:
     """Publisher over the log, and the factory of its consumers.
 
@@ -139,7 +81,7 @@ class SqliteEventLog:
         *,
         poll_interval: float = 0.1,
         partitions: int = 1,
-        member: Membership = Membership(),
+        member: Membership = ALONE,
     ) -> None:
         if partitions < 1:
             raise ValueError("a topic needs at least one partition")
@@ -147,7 +89,7 @@ class SqliteEventLog:
         self.poll_interval = poll_interval
         self.partitions = partitions
         self.member = member
-        self._appended = _AppendSignal()
+        self._appended = AppendSignal()
         self._active_groups: set[str] = set()
         self._known: dict[str, int] = {}
         """Partition counts of existing topics (fixed once a topic exists)."""
@@ -159,7 +101,7 @@ class SqliteEventLog:
         *,
         poll_interval: float = 0.1,
         partitions: int = 1,
-        member: Membership = Membership(),
+        member: Membership = ALONE,
     ) -> SqliteEventLog:
         await db.migrate("bus", MIGRATIONS)
         return cls(db, poll_interval=poll_interval, partitions=partitions, member=member)
@@ -192,7 +134,7 @@ class SqliteEventLog:
                 ).fetchone()
                 first = found[0] if found else 0
                 rows += [
-                    (topic, partition, first + i, r.key, r.value, _encode_headers(r.headers), now)
+                    (topic, partition, first + i, r.key, r.value, encode_headers(r.headers), now)
                     for i, r in enumerate(appended)
                 ]
                 conn.execute(
@@ -343,164 +285,7 @@ def _committed(
     }
 
 
-class SqliteConsumer:
-    """One consumer-group member over the embedded log (see SqliteEventLog.consumer): it
-    reads the partitions its log's membership owns."""
-
-    def __init__(
-        self,
-        log: SqliteEventLog,
-        db: Database,
-        group_id: str,
-        topics: Sequence[str],
-        *,
-        signal: _AppendSignal,
-        release: Callable[[], None],
-    ) -> None:
-        self._log = log
-        self._db = db
-        self._signal = signal
-        self._release = release
-        self.group_id = group_id
-        self.topics = tuple(dict.fromkeys(topics))
-        self._positions: dict[Slot, int] = {}
-        """Per owned (topic, partition) of the topics that exist, the next offset to read."""
-        self._next_topic = 0
-        self._closed = False
-        self._unowned: set[str] = set()
-        """Existing topics none of whose partitions this member owns."""
-
-    @property
-    def positions(self) -> dict[Slot, int]:
-        """Per (topic, partition) read so far, the offset the next poll starts at."""
-        return dict(self._positions)
-
-    async def poll(self, max_records: int, timeout: float) -> list[BusRecord]:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + max(0.0, timeout)
-        while not self._closed and max_records > 0:
-            seen = self._signal.count
-            records = await self._fetch(max_records)
-            if records:
-                return records
-            remaining = deadline - loop.time()
-            if remaining <= 0:
-                break
-            await self._signal.wait(seen, min(remaining, self._log.poll_interval))
-        return []
-
-    async def _owned(self) -> None:
-        """Adds the owned partitions of topics that came to exist since the last poll,
-        starting at the group's committed offsets."""
-        seen = {topic for topic, _ in self._positions} | self._unowned
-        if len(seen) == len(self.topics):
-            return
-        committed = await self._log.committed(self.group_id, self.topics)
-        member = self._log.member
-        for (topic, partition), offset in committed.items():
-            if member.owns(partition):
-                self._positions.setdefault((topic, partition), offset)
-        owned = {topic for topic, _ in self._positions}
-        for topic in {topic for topic, _ in committed} - owned - self._unowned:
-            self._unowned.add(topic)
-            log.warning(
-                "topic %s has fewer partitions than this group has members: "
-                "member %d of %d reads none of it",
-                topic,
-                member.index,
-                member.count,
-            )
-
-    async def _fetch(self, max_records: int) -> list[BusRecord]:
-        await self._owned()
-        # Start at a different topic each poll, so a busy topic cannot starve the others.
-        start = self._next_topic % len(self.topics)
-        self._next_topic += 1
-        order = self.topics[start:] + self.topics[:start]
-        positions = dict(self._positions)
-
-        def read(conn: sqlite3.Connection) -> list[BusRecord]:
-            found: list[BusRecord] = []
-            for topic in order:
-                # The topic's oldest records across this member's partitions, each partition's
-                # in offset order, merged by the time they were appended.
-                per_partition: list[list[_Row]] = [
-                    conn.execute(
-                        "SELECT ts, partition, offset, key, value, headers "
-                        "FROM bus_records WHERE topic = ? AND partition = ? "
-                        "AND offset >= ? ORDER BY offset LIMIT ?",
-                        (topic, partition, offset, max_records - len(found)),
-                    ).fetchall()
-                    for (name, partition), offset in positions.items()
-                    if name == topic
-                ]
-                merged = heapq.merge(*per_partition, key=lambda row: row[0])
-                found += [
-                    BusRecord(topic, partition, off, key, value, _decode_headers(h), ts)
-                    for ts, partition, off, key, value, h in itertools.islice(
-                        merged, max_records - len(found)
-                    )
-                ]
-                if len(found) >= max_records:
-                    break
-            return found
-
-        records = await self._db.read(read)
-        for record in records:
-            self._positions[(record.topic, record.partition)] = record.offset + 1
-        return records
-
-    async def lag(self) -> dict[Slot, int]:
-        """Per owned (topic, partition), how many records the group has not committed yet;
-        a topic nobody has published to yet has none, in the partitions it will get."""
-        member, log = self._log.member, self._log
-        lag = await log.lag(self.group_id, self.topics)
-        existing = {topic for topic, _ in lag}
-        lag |= {
-            (topic, partition): 0
-            for topic in self.topics
-            if topic not in existing
-            for partition in range(log.partitions)
-        }
-        return {slot: count for slot, count in lag.items() if member.owns(slot[1])}
-
-    async def commit(self, records: Sequence[BusRecord]) -> None:
-        """Durably stores, per (topic, partition), the highest offset + 1; commits never
-        move back."""
-        ends: dict[Slot, int] = {}
-        for record in records:
-            slot = (record.topic, record.partition)
-            if record.topic not in self.topics or not self._log.member.owns(record.partition):
-                raise ValueError(
-                    f"record {record.topic}[{record.partition}]@{record.offset} is not "
-                    f"from this consumer's partitions of {self.topics}"
-                )
-            ends[slot] = max(ends.get(slot, 0), record.offset + 1)
-        if not ends:
-            return
-
-        def write(conn: sqlite3.Connection) -> None:
-            conn.executemany(
-                "INSERT INTO bus_offsets (group_id, topic, partition, offset) "
-                "VALUES (?, ?, ?, ?) ON CONFLICT (group_id, topic, partition) "
-                "DO UPDATE SET offset = max(offset, excluded.offset)",
-                [(self.group_id, topic, part, end) for (topic, part), end in ends.items()],
-            )
-
-        await self._db.write(write)
-
-    async def close(self) -> None:
-        """Ends the membership (a pending poll returns empty); uncommitted work is redelivered."""
-        if self._closed:
-            return
-        self._closed = True
-        self._release()
-        await self._signal.notify()  # ends a poll waiting in this process
-
-
-async def open_sqlite_bus(
-    db: Database, *, partitions: int = 1, member: Membership = Membership()
-) -> Bus:
+async def open_sqlite_bus(db: Database, *, partitions: int = 1, member: Membership = ALONE) -> Bus:
     """The embedded bus of one data directory, as member `member` of its consumer groups."""
     log = await SqliteEventLog.open(db, partitions=partitions, member=member)
 
