@@ -19,41 +19,21 @@ from dataclasses import dataclass
 
 from ragstream.common.text.analyzer import ENGLISH_STOPWORDS
 from ragstream.indexer.stages.extract import nlp_lexicon as lex
+from ragstream.indexer.stages.extract.nlp_evidence import (
+    DATE_AFTER,
+    DATELINE,
+    context,
+    intrinsic,
+    person_shaped,
+)
 from ragstream.indexer.stages.extract.nlp_junk import everyday_word
 from ragstream.indexer.stages.extract.nlp_spans import Span
+from ragstream.indexer.stages.extract.nlp_tokens import YEAR, Token, latin_tokens
 
-_L = "A-Za-z0-9\u00c0-\u024f"
-_TOKEN = re.compile(rf"[{_L}](?:[{_L}'’&.\-]*[{_L}])?")
-_POSSESSIVE = re.compile(r"['’]s$")
-_NUMBER = re.compile(r"^\d+(?:[.\-]\d+)*$")
-_YEAR = re.compile(r"^(?:19|20)\d\d$")
 _ENDS_NO_NAME = lex.POSTNOMINALS | {"the", "for"}
 """Words a name never ends with: "the", "for", honours after it ("Archibald Gordon CBE")."""
-_LETTER_WORD = re.compile(r"^[A-Z]-[a-z]")  # O-ring, X-ray: words, not names
 _WORDISH = re.compile(r"\w")
-_WORD_BEFORE = re.compile(r"([A-Za-z][\w'’-]*)[ :]*$")
-_MONTH = "|".join(sorted(lex.MONTHS))
-_DATELINE = re.compile(
-    rf"^,(?:\s+[A-Z][\w.]*(?:\s+[A-Z][\w.]*)*,)?\s*(?:\d{{1,2}}\s+(?:{_MONTH})|(?:{_MONTH})\s+\d)"
-)
-_ORG_SUFFIX = "|".join(sorted(lex.ORG_SUFFIXES))
-_END = r"(?![\w'’-])"  # "company" but not "company-wide" or "company's"
-_PERSON_AFTER = re.compile(
-    r"^,\s+who\b|^\s+and\s+(?:his|her)\b"
-    r"|^(?:,\s+|\s+(?:is|was|has been|had been|became|becomes|remains|serves as|served as)\s+)"
-    r"(?:(?:a|an|the|our|its|his|her|their)\s+)?(?:(?!of\b)[\w-]+\s+){0,2}?"
-    rf"(?:{lex.PERSON_ROLES}){_END}"
-    rf"|^\s+of\s+(?:[A-Z][\w&'’.-]*\s+){{1,4}}?(?:{_ORG_SUFFIX}){_END}"
-)
-_PERSON_AGENT = re.compile(rf"\b(?:{lex.PERSON_AGENT_VERBS})\s+by\s+$")
-_DATE_AFTER = re.compile(rf"^\s+(?:{_MONTH})\b")
-_ORG_AFTER = re.compile(
-    r"^(?:,\s+|\s+is\s+)(?:a|an|the)\s+(?:(?!of\b)[\w-]+\s+){0,4}?"
-    rf"(?:{lex.ORG_ROLES}){_END}|^\s+(?:{lex.ORG_VERBS_AFTER})\b"
-)
 _STOPWORDS = ENGLISH_STOPWORDS | lex.EXTRA_STOPWORDS
-_CONTEXT_CHARS = 48
-"""How far before a name its cues are looked for ("written by ESIOS engineer")."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,22 +50,12 @@ class ChunkWords:
         lowercase: set[str] = set()
         capitalized: set[str] = set()
         for sentence in sentences:
-            for token in _tokens(sentence):
+            for token in latin_tokens(sentence):
                 if token.text[0].islower():
                     lowercase.add(token.text)
                 elif not _initial(sentence, token):
                     capitalized.add(token.text)
         return cls(frozenset(lowercase), frozenset(capitalized))
-
-
-@dataclass(frozen=True, slots=True)
-class _Token:
-    text: str
-    start: int
-    end: int
-    kind: str
-    """name, number, letter, particle or other."""
-    possessive: bool
 
 
 def latin_spans(sentence: str, words: ChunkWords, next_sentence: str = "") -> list[Span]:
@@ -130,33 +100,10 @@ def _people(sentence: str, found: list[tuple[Span, bool]], next_sentence: str) -
     return people
 
 
-def _tokens(sentence: str) -> list[_Token]:
-    tokens: list[_Token] = []
-    for match in _TOKEN.finditer(sentence):
-        text, end = match.group(), match.end()
-        possessive = bool(_POSSESSIVE.search(text)) and len(text) > 2
-        if possessive:
-            text, end = text[:-2], end - 2
-        tokens.append(_Token(text, match.start(), end, _kind(text), possessive))
-    return tokens
-
-
-def _kind(text: str) -> str:
-    if _NUMBER.match(text):
-        return "number"
-    if text in lex.NAME_PARTICLES:
-        return "particle"
-    stop = text in lex.BREAKS or (text.istitle() and text.lower() in ENGLISH_STOPWORDS)
-    if len(text) == 1 and not stop:
-        return "letter" if text.isupper() else "other"
-    capitalized = text[0].isupper() or any(char.isupper() for char in text[1:])
-    return "name" if capitalized and not stop and not _LETTER_WORD.match(text) else "other"
-
-
-def _runs(sentence: str) -> list[list[_Token]]:
-    runs: list[list[_Token]] = []
-    current: list[_Token] = []
-    for token in _tokens(sentence):
+def _runs(sentence: str) -> list[list[Token]]:
+    runs: list[list[Token]] = []
+    current: list[Token] = []
+    for token in latin_tokens(sentence):
         if current and not (_joined(sentence, current[-1], token) and _extends(current, token)):
             runs.append(current)
             current = []
@@ -170,7 +117,7 @@ def _runs(sentence: str) -> list[list[_Token]]:
     return runs
 
 
-def _joined(sentence: str, previous: _Token, token: _Token) -> bool:
+def _joined(sentence: str, previous: Token, token: Token) -> bool:
     gap = sentence[previous.end : token.start]
     if previous.possessive:
         return False
@@ -181,12 +128,12 @@ def _joined(sentence: str, previous: _Token, token: _Token) -> bool:
     return gap in (" ", " & ")
 
 
-def _opens_initials(sentence: str, token: _Token) -> bool:
+def _opens_initials(sentence: str, token: Token) -> bool:
     """An initial followed by its period that may open a name ("H. G. Wells")."""
     return token.kind == "letter" and sentence.startswith(". ", token.end)
 
 
-def _extends(run: list[_Token], token: _Token) -> bool:
+def _extends(run: list[Token], token: Token) -> bool:
     joins = _JOINING_WORDS.get(token.text)
     if joins is not None:
         return joins(run)
@@ -201,13 +148,13 @@ def _extends(run: list[_Token], token: _Token) -> bool:
     return token.kind == "particle" and last.kind == "name"
 
 
-def _regnal(run: list[_Token]) -> bool:
+def _regnal(run: list[Token]) -> bool:
     """ "I" after a name is a regnal number, "Lothair I", not the pronoun."""
     last = run[-1]
     return last.kind == "name" and last.text[1:].islower() and not last.possessive
 
 
-def _for_joins(run: list[_Token]) -> bool:
+def _for_joins(run: list[Token]) -> bool:
     """ "for" after an institution or an honour: "Center for Wooden Boats", "Order of the
     British Empire for Gallantry" (the head opens the run); trimmed when no name follows."""
     last = run[-1]
@@ -215,7 +162,7 @@ def _for_joins(run: list[_Token]) -> bool:
     return last.kind == "name" and (last.text in lex.FOR_HEADS or headed)
 
 
-def _the_joins(run: list[_Token]) -> bool:
+def _the_joins(run: list[Token]) -> bool:
     """An epithet, "Boso the Elder"; "Battle of the Somme", "Order of the Garter", "National
     Endowment for the Arts"; trimmed when no name follows."""
     last = run[-1]
@@ -228,7 +175,7 @@ _JOINING_WORDS = {"I": _regnal, "for": _for_joins, "the": _the_joins}
 """Words that continue a run only after certain words before them."""
 
 
-def _split_at_of(run: list[_Token]) -> list[list[_Token]]:
+def _split_at_of(run: list[Token]) -> list[list[Token]]:
     """Keeps "of" inside a name after an institution word and before a non-institution
     ("Institute of Ocean Sensing" is one name, "Lab of Northmere University" two), between
     two single words, as in "Ermengarde of Tours" or "Bank of America", and after a "for"
@@ -245,7 +192,7 @@ def _split_at_of(run: list[_Token]) -> list[list[_Token]]:
     return [run]
 
 
-def _span(tokens: list[_Token], sentence: str, words: ChunkWords) -> tuple[Span, bool] | None:
+def _span(tokens: list[Token], sentence: str, words: ChunkWords) -> tuple[Span, bool] | None:
     """The name of a run, and whether it is shaped like a person's name."""
     initial = _initial(sentence, tokens[0])
     head_of = len(tokens) > 1 and tokens[0].text in lex.OF_HEADS and tokens[1].text == "of"
@@ -273,15 +220,15 @@ def _span(tokens: list[_Token], sentence: str, words: ChunkWords) -> tuple[Span,
         # only if the chunk capitalizes it elsewhere too (or it opens a dateline).
         label = len(tokens) == 2 and after.startswith(":")
         lone_initial = initial and (len(tokens) == 1 or label) and not _code(word)
-        if lone_initial and word not in words.mid_capitalized and not _DATELINE.match(after):
+        if lone_initial and word not in words.mid_capitalized and not DATELINE.match(after):
             return None
-    intrinsic = _intrinsic(tokens)
-    evidence = intrinsic | _context(tokens, titled, sentence, after)
-    shaped = _person_shaped(tokens) and not intrinsic
+    own = intrinsic(tokens)
+    evidence = own | context(tokens, titled, sentence, after)
+    shaped = person_shaped(tokens) and not own
     return Span(name, tokens[0].start, tokens[-1].end, frozenset(evidence)), shaped
 
 
-def _untitled(tokens: list[_Token]) -> tuple[list[_Token], bool]:
+def _untitled(tokens: list[Token]) -> tuple[list[Token], bool]:
     """The run without the titles before the name, and whether there were any. An office's
     title and the one common word after it are a name of their own (a company's, a role's),
     not a title before a person's name: "General Motors", "Prince Aviation", "Chief Editor";
@@ -302,7 +249,7 @@ def _untitled(tokens: list[_Token]) -> tuple[list[_Token], bool]:
     return rest, True
 
 
-def _opens_name(tokens: list[_Token]) -> bool:
+def _opens_name(tokens: list[Token]) -> bool:
     """A name's first token: a word, or initials before one ("H. G. Wells")."""
     first = tokens[0]
     if first.kind == "letter":
@@ -310,15 +257,15 @@ def _opens_name(tokens: list[_Token]) -> bool:
     return first.kind == "name"
 
 
-def _trailing_noise(token: _Token, sentence: str) -> bool:
+def _trailing_noise(token: Token, sentence: str) -> bool:
     """A particle, a year, the day of a date ("Published 30 April") or an honour after a
     name ("Archibald Gordon CBE") ends no name."""
-    if token.kind == "particle" or token.text in _ENDS_NO_NAME or _YEAR.match(token.text):
+    if token.kind == "particle" or token.text in _ENDS_NO_NAME or YEAR.match(token.text):
         return True
-    return token.kind == "number" and bool(_DATE_AFTER.match(sentence[token.end :]))
+    return token.kind == "number" and bool(DATE_AFTER.match(sentence[token.end :]))
 
 
-def _initial(sentence: str, token: _Token) -> bool:
+def _initial(sentence: str, token: Token) -> bool:
     """First word of a sentence written in a Latin script (no word or ideograph before it)."""
     return not _WORDISH.search(sentence[: token.start]) and not _has_han(sentence)
 
@@ -337,76 +284,3 @@ def _common(word: str, words: ChunkWords) -> bool:
 def _code(word: str) -> bool:
     """An acronym or a code: capitalized everywhere sentence position or not."""
     return any(char.isdigit() for char in word) or (len(word) > 1 and word.isupper())
-
-
-def _intrinsic(tokens: list[_Token]) -> set[str]:
-    """Evidence from the name's own words: suffixes, prefixes, version numbers."""
-    texts = [token.text for token in tokens]
-    words = [t.text for t in tokens if t.kind in ("name", "letter")]
-    inner = [i for i, text in enumerate(texts) if i and text in ("of", "for")]
-    head = texts[inner[0] - 1] if inner else words[-1]
-    evidence: set[str] = set()
-    if head in lex.AWARD_HEADS:
-        evidence.add(lex.CONCEPT)
-    if head in lex.ORG_SUFFIXES:
-        evidence.add(lex.ORGANIZATION)
-    if head in lex.LOCATION_SUFFIXES:
-        evidence.add(lex.LOCATION)
-    series = len(tokens) == 2 and texts[0] == "Series" and tokens[1].kind == "letter"
-    prefixed = texts[0] in lex.EVENT_PREFIXES and len(tokens) > 1
-    if series or prefixed or head in lex.EVENT_SUFFIXES:
-        evidence.add(lex.EVENT)
-    if any(char.isdigit() for text in texts if not _YEAR.match(text) for char in text):
-        evidence.add(lex.PRODUCT)
-    return evidence
-
-
-def _context(tokens: list[_Token], titled: bool, sentence: str, after: str) -> set[str]:
-    """Evidence from the words around this occurrence."""
-    start = tokens[0].start
-    window = sentence[max(0, start - _CONTEXT_CHARS) : start]
-    match = _WORD_BEFORE.search(window)
-    before = match.group(1).lower() if match else ""
-    evidence: set[str] = set()
-    person_shaped = _person_shaped(tokens) and not _intrinsic(tokens)
-    if person_shaped and (titled or _person_context(before, window, after)):
-        evidence.add(lex.PERSON)
-    if before in lex.ORG_BEFORE or _ORG_AFTER.match(after):
-        evidence.add(lex.ORGANIZATION)
-    has_digit = any(char.isdigit() for token in tokens for char in token.text)
-    if not has_digit and (before in lex.LOCATION_BEFORE and _ends_phrase(after)):
-        evidence.add(lex.LOCATION)
-    if _DATELINE.match(after):
-        evidence.add(lex.LOCATION)
-    return evidence
-
-
-def _person_shaped(tokens: list[_Token]) -> bool:
-    """One to four capitalized words of letters (apostrophes and hyphens allowed)."""
-    return len(tokens) <= 4 and all(
-        token.kind == "name"
-        and not token.text.isupper()
-        and token.text.replace("'", "").replace("’", "").replace("-", "").isalpha()
-        for token in tokens
-    )
-
-
-def _person_context(word_before: str, before: str, after: str) -> bool:
-    """A role or speech verb before, a role or "who" after, "led by" before, or a Chinese
-    job title around the name."""
-    return (
-        word_before in lex.PERSON_BEFORE
-        or bool(_PERSON_AFTER.match(after))
-        or bool(_PERSON_AGENT.search(before))
-        or before.rstrip().endswith(lex.CHINESE_ROLES)
-        or after.lstrip().startswith(lex.CHINESE_TITLES_AFTER)
-    )
-
-
-def _ends_phrase(after: str) -> bool:
-    """The name ends its phrase: punctuation, the end, or a function word follows."""
-    rest = after.lstrip()
-    if not rest or not rest[0].isalnum():
-        return True
-    word = re.match(r"[A-Za-z]+", rest)
-    return word is not None and word.group().lower() in lex.PHRASE_ENDERS

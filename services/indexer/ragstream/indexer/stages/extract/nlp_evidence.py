@@ -1,0 +1,113 @@
+"""The type evidence a Latin-script name gives: from its own words, and from the words around
+one occurrence of it.
+
+Its own words: a head that is an organization's or a place's suffix ("Halvorsen Aquatics
+Ltd", "Port of Bergen"), an event's prefix or suffix, a version number (a product), an
+honour's head (a concept). Around it: a role or a speech verb before a person-shaped name,
+"who" or a role after it; an organization's role or verb after a name; a preposition of
+place before a name that ends its phrase; a dateline after it ("Bergen, 3 May").
+"""
+
+from __future__ import annotations
+
+import re
+
+from ragstream.indexer.stages.extract import nlp_lexicon as lex
+from ragstream.indexer.stages.extract.nlp_tokens import YEAR, Token
+
+_WORD_BEFORE = re.compile(r"([A-Za-z][\w'’-]*)[ :]*$")
+_MONTH = "|".join(sorted(lex.MONTHS))
+DATELINE = re.compile(
+    rf"^,(?:\s+[A-Z][\w.]*(?:\s+[A-Z][\w.]*)*,)?\s*(?:\d{{1,2}}\s+(?:{_MONTH})|(?:{_MONTH})\s+\d)"
+)
+"""A place's dateline after it: "Bergen, 3 May", "Oslo, Norway, March 4"."""
+DATE_AFTER = re.compile(rf"^\s+(?:{_MONTH})\b")
+_ORG_SUFFIX = "|".join(sorted(lex.ORG_SUFFIXES))
+_END = r"(?![\w'’-])"  # "company" but not "company-wide" or "company's"
+_PERSON_AFTER = re.compile(
+    r"^,\s+who\b|^\s+and\s+(?:his|her)\b"
+    r"|^(?:,\s+|\s+(?:is|was|has been|had been|became|becomes|remains|serves as|served as)\s+)"
+    r"(?:(?:a|an|the|our|its|his|her|their)\s+)?(?:(?!of\b)[\w-]+\s+){0,2}?"
+    rf"(?:{lex.PERSON_ROLES}){_END}"
+    rf"|^\s+of\s+(?:[A-Z][\w&'’.-]*\s+){{1,4}}?(?:{_ORG_SUFFIX}){_END}"
+)
+_PERSON_AGENT = re.compile(rf"\b(?:{lex.PERSON_AGENT_VERBS})\s+by\s+$")
+_ORG_AFTER = re.compile(
+    r"^(?:,\s+|\s+is\s+)(?:a|an|the)\s+(?:(?!of\b)[\w-]+\s+){0,4}?"
+    rf"(?:{lex.ORG_ROLES}){_END}|^\s+(?:{lex.ORG_VERBS_AFTER})\b"
+)
+_CONTEXT_CHARS = 48
+"""How far before a name its cues are looked for ("written by ESIOS engineer")."""
+
+
+def intrinsic(tokens: list[Token]) -> set[str]:
+    """Evidence from the name's own words: suffixes, prefixes, version numbers."""
+    texts = [token.text for token in tokens]
+    words = [t.text for t in tokens if t.kind in ("name", "letter")]
+    inner = [i for i, text in enumerate(texts) if i and text in ("of", "for")]
+    head = texts[inner[0] - 1] if inner else words[-1]
+    evidence: set[str] = set()
+    if head in lex.AWARD_HEADS:
+        evidence.add(lex.CONCEPT)
+    if head in lex.ORG_SUFFIXES:
+        evidence.add(lex.ORGANIZATION)
+    if head in lex.LOCATION_SUFFIXES:
+        evidence.add(lex.LOCATION)
+    series = len(tokens) == 2 and texts[0] == "Series" and tokens[1].kind == "letter"
+    prefixed = texts[0] in lex.EVENT_PREFIXES and len(tokens) > 1
+    if series or prefixed or head in lex.EVENT_SUFFIXES:
+        evidence.add(lex.EVENT)
+    if any(char.isdigit() for text in texts if not YEAR.match(text) for char in text):
+        evidence.add(lex.PRODUCT)
+    return evidence
+
+
+def context(tokens: list[Token], titled: bool, sentence: str, after: str) -> set[str]:
+    """Evidence from the words around this occurrence."""
+    start = tokens[0].start
+    window = sentence[max(0, start - _CONTEXT_CHARS) : start]
+    match = _WORD_BEFORE.search(window)
+    before = match.group(1).lower() if match else ""
+    evidence: set[str] = set()
+    shaped = person_shaped(tokens) and not intrinsic(tokens)
+    if shaped and (titled or _person_context(before, window, after)):
+        evidence.add(lex.PERSON)
+    if before in lex.ORG_BEFORE or _ORG_AFTER.match(after):
+        evidence.add(lex.ORGANIZATION)
+    has_digit = any(char.isdigit() for token in tokens for char in token.text)
+    if not has_digit and (before in lex.LOCATION_BEFORE and _ends_phrase(after)):
+        evidence.add(lex.LOCATION)
+    if DATELINE.match(after):
+        evidence.add(lex.LOCATION)
+    return evidence
+
+
+def person_shaped(tokens: list[Token]) -> bool:
+    """One to four capitalized words of letters (apostrophes and hyphens allowed)."""
+    return len(tokens) <= 4 and all(
+        token.kind == "name"
+        and not token.text.isupper()
+        and token.text.replace("'", "").replace("’", "").replace("-", "").isalpha()
+        for token in tokens
+    )
+
+
+def _person_context(word_before: str, before: str, after: str) -> bool:
+    """A role or speech verb before, a role or "who" after, "led by" before, or a Chinese
+    job title around the name."""
+    return (
+        word_before in lex.PERSON_BEFORE
+        or bool(_PERSON_AFTER.match(after))
+        or bool(_PERSON_AGENT.search(before))
+        or before.rstrip().endswith(lex.CHINESE_ROLES)
+        or after.lstrip().startswith(lex.CHINESE_TITLES_AFTER)
+    )
+
+
+def _ends_phrase(after: str) -> bool:
+    """The name ends its phrase: punctuation, the end, or a function word follows."""
+    rest = after.lstrip()
+    if not rest or not rest[0].isalnum():
+        return True
+    word = re.match(r"[A-Za-z]+", rest)
+    return word is not None and word.group().lower() in lex.PHRASE_ENDERS

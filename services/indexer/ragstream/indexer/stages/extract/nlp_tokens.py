@@ -1,0 +1,53 @@
+"""The tokens of a Latin-script sentence as the name finder reads them.
+
+A token is a word, a number, an initial or a name particle ("van", "de"), with its offsets;
+a possessive "'s" is cut off and remembered, since a run of name words ends there.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ragstream.common.text.analyzer import ENGLISH_STOPWORDS
+from ragstream.indexer.stages.extract import nlp_lexicon as lex
+
+_L = "A-Za-z0-9\u00c0-\u024f"
+_TOKEN = re.compile(rf"[{_L}](?:[{_L}'’&.\-]*[{_L}])?")
+_POSSESSIVE = re.compile(r"['’]s$")
+_NUMBER = re.compile(r"^\d+(?:[.\-]\d+)*$")
+_LETTER_WORD = re.compile(r"^[A-Z]-[a-z]")  # O-ring, X-ray: words, not names
+YEAR = re.compile(r"^(?:19|20)\d\d$")
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    text: str
+    start: int
+    end: int
+    kind: str
+    """name, number, letter, particle or other."""
+    possessive: bool
+
+
+def latin_tokens(sentence: str) -> list[Token]:
+    found: list[Token] = []
+    for match in _TOKEN.finditer(sentence):
+        text, end = match.group(), match.end()
+        possessive = bool(_POSSESSIVE.search(text)) and len(text) > 2
+        if possessive:
+            text, end = text[:-2], end - 2
+        found.append(Token(text, match.start(), end, _kind(text), possessive))
+    return found
+
+
+def _kind(text: str) -> str:
+    if _NUMBER.match(text):
+        return "number"
+    if text in lex.NAME_PARTICLES:
+        return "particle"
+    stop = text in lex.BREAKS or (text.istitle() and text.lower() in ENGLISH_STOPWORDS)
+    if len(text) == 1 and not stop:
+        return "letter" if text.isupper() else "other"
+    capitalized = text[0].isupper() or any(char.isupper() for char in text[1:])
+    return "name" if capitalized and not stop and not _LETTER_WORD.match(text) else "other"
