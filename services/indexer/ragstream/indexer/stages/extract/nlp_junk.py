@@ -23,6 +23,8 @@ import math
 import re
 from collections.abc import Sequence, Set
 
+from ragstream.indexer.stages.extract.nlp_lexicon import EPITHETS
+
 _RUN_ON = re.compile(r"[a-z0-9][.!?;][A-Z][a-z]")
 """A terminator between a lowercase letter or digit and a capitalized word; initials
 ("J.R.R. Tolkien") and versions ("S3.1") do not match."""
@@ -75,27 +77,50 @@ _CONNECTED_BEFORE = re.compile(r"([A-Z][\w.-]*)(?:['’]s|\s+(?:and|of|&|for))?\
 _NAME_AFTER = re.compile(r"\s+(?:(?:of|and|&)\s+(?:the\s+)?)?[A-Z]")
 """A capitalized word just after, or a connector and one ("|Reserve", "|of Philosophy",
 "|and Federal Employees")."""
+_OF_NAME_AFTER = re.compile(r"\s+of\s+(?:the\s+)?[A-Z]")
+"""An "of" and a name just after: "Regent| of the County of Nassau", "Tomb| of Tu Duc"."""
+_EPITHET_BEFORE = re.compile(r"([A-Z][\w.-]*)\s+the\s+$")
+"""A name and "the" just before an epithet ("Bosonid Boso the |Elder")."""
 
 
 def split_remnant(name: str, sentences: Sequence[str], not_names: Set[str]) -> bool:
-    """True when `name` is one everyday word that the chunk writes only inside longer names:
-    the rest of a name the name finder split ("Physics" of "Journal of Applied Physics"), at
-    a connector ("Parks" of "Department of Wildlife and Parks") or at a possessive ("Cottage"
-    of "Lincoln's Cottage"), or the head of one ("Cabinet" of "Cabinet of Ministers",
-    "Transport" of "Transport and Federal Employees"). Such a word names nothing by itself.
-    One the chunk also writes alone ("adopted the Euro") keeps its chance, as do words
-    capitalized more often than not ("Germany" of "France and Germany", "Clark" of "Lewis and
-    Clark"). A word of `not_names` (lowercase) before it is no name: a stopword ("The",
-    "In"), or a title that makes a name of a surname ("Mr Young", "President Lincoln")."""
-    if " " in name or not everyday_word(name):
+    """True when `name` is one word that the chunk writes only inside longer names.
+
+    Any word: the head of a name through "of" ("Regent" of "Regent of the County of
+    Nassau", "Peerage" of "Peerage of the United Kingdom", where an "of the" split the
+    name), or an epithet after a name and "the" ("Elder" of "Bosonid Boso the Elder",
+    EPITHETS). An everyday
+    word also: the rest of a name the name finder split ("Physics" of "Journal of Applied
+    Physics"), at a connector ("Parks" of "Department of Wildlife and Parks") or at a
+    possessive ("Cottage" of "Lincoln's Cottage"), or the head of one ("Cabinet" of
+    "Cabinet of Ministers", "Transport" of "Transport and Federal Employees"). Such a word
+    names nothing by itself. One the chunk also writes alone ("adopted the Euro") keeps its
+    chance, as do words capitalized more often than not after a connector ("Germany" of
+    "France and Germany", "Clark" of "Lewis and Clark", "Norway" of "Kingdom of Norway"). A
+    word of `not_names` (lowercase) before it is no name: a stopword ("The", "In"), or a
+    title that makes a name of a surname ("Mr Young", "President Lincoln")."""
+    if " " in name:
         return False
+    everyday = everyday_word(name)
     pattern = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
     seen = False
     for sentence in sentences:
         for match in pattern.finditer(sentence):
             seen = True
+            if _OF_NAME_AFTER.match(sentence, match.end()) or (
+                name in EPITHETS and _after_name(sentence, match.start(), not_names)
+            ):
+                continue
+            if not everyday:
+                return False
             before = _CONNECTED_BEFORE.search(sentence, 0, match.start())
             inside = before is not None and before.group(1).lower() not in not_names
             if not inside and not _NAME_AFTER.match(sentence, match.end()):
                 return False
     return seen
+
+
+def _after_name(sentence: str, start: int, not_names: Set[str]) -> bool:
+    """A name and "the" just before `start`, the name no word of `not_names` ("In the")."""
+    before = _EPITHET_BEFORE.search(sentence, 0, start)
+    return before is not None and before.group(1).lower() not in not_names

@@ -37,9 +37,11 @@ TITLES = _words(
     """Mr Mrs Ms Mx Dr Prof Professor Sir Dame Lord Lady President Chairman Chairwoman Chief
     Vice Senator Minister Director Captain Judge General Colonel Doctor Rev Father Sister King
     Queen Prince Princess Dean Mayor Governor Chancellor Ambassador Admiral Lieutenant
-    Sergeant"""
+    Sergeant Commander Commandant Marshal Consul Regent Viceroy Emperor Empress Tsar Sultan
+    Caliph Emir Pope Cardinal Archbishop Bishop Abbot Vicar"""
 )
-"""Stripped from the front of a name; what remains of the name is then a person."""
+"""Stripped from the front of a name; what remains of the name is then a person. Alone, a
+title names nothing ("served as Regent", "an Italian Cardinal")."""
 HONORIFICS = _words("Mr Mrs Ms Mx Dr Prof Professor Sir Dame Lord Lady Doctor Rev Father Sister")
 """Titles that only ever stand before a person's name. The others (offices and ranks) also
 open the names of companies and things: "General Motors", "Prince Aviation"."""
@@ -65,6 +67,8 @@ DEMONYMS = _words(
 """Adjectives of origin: capitalized, but not entities on their own."""
 ORIGINS = DEMONYMS | _words("US U.S USA U.S.A UK U.K EU")
 """Words of origin that may stand before a title: "U.S. President Theodore Roosevelt"."""
+EPITHETS = _words("Elder Younger Great Good Bold Bald Pious Fat Wise Confessor Conqueror")
+"""Epithets after a name and "the": "Pieter Bruegel the Elder", "Philip the Bold"."""
 POSTNOMINALS = _words("CBE OBE MBE KBE GBE DBE FRS FRSE QC KC VC")
 """Honours written after a person's name, not part of it ("Archibald Gordon CBE")."""
 
@@ -80,7 +84,11 @@ ORG_SUFFIXES = _words(
     Library Center Centre"""
 )
 """Last words of organization names."""
-OF_HEADS = _words(
+DIGNITIES = _words(
+    "Barony Baronetcy Viscountcy Earldom Marquessate Dukedom Peerage Lordship Headship"
+)
+"""Ranks held, not people or places: "succeeded to the Barony", "the Earldom of Morton"."""
+OF_HEADS = DIGNITIES | _words(
     """Institute University College Academy School Bank Ministry Department Society Museum Council
     Board Office Bureau Church Federation Republic Kingdom Commonwealth Union Association Chamber
     Court House Order Centre Center Gulf Bay Isle Sea Cape Strait City Port Lake Journal Battle
