@@ -31,7 +31,10 @@ from pathlib import Path
 
 from ragstream.indexer.stages.extract.nlp_lexicon import SENTENCE_ABBREVIATIONS
 
-_RUN_TOGETHER = re.compile(r"[a-z0-9)][.!?][A-Z]|(\w+)[.!?] [A-Z][a-z]")
+_RUN_TOGETHER = re.compile(r"[a-z0-9)][.!?][A-Z](?![A-Z.]|\b)|(\w+)[.!?] [A-Z][a-z]")
+"""A sentence's end before a capitalized word: "1850.After", "area. By". Not an abbreviation
+of single capitals ("Ph.D", "G.d.E") nor a capitalized run in a web address."""
+_WEB_ADDRESS = re.compile(r"^(?:www\.)?[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|edu|gov|info)$", re.I)
 _WORD = re.compile(r"[^\W\d_]+")
 
 
@@ -61,7 +64,7 @@ def punctuation_only(names: list[str]) -> bool:
 def _runs_together(name: str) -> bool:
     """A name that holds a sentence's end ("Guatemala.It", "area. By"), not an abbreviation's
     period ("Mr. Banks", "St. James")."""
-    return any(
+    return not _WEB_ADDRESS.match(name) and any(
         not m.group(1) or (m.group(1) not in SENTENCE_ABBREVIATIONS and len(m.group(1)) > 1)
         for m in _RUN_TOGETHER.finditer(name)
     )
