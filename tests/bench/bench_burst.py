@@ -103,6 +103,11 @@ CPU per burst 1.148 -> 1.114 s, paired ratio mean 0.97, median 0.94). The rest i
 over dozens of steps (transport, three searches and their thread hops, graph reads, prompt,
 citations), none above a few percent: a burst within 1 s on two cores needs queries served
 by more than one process.
+
+The same code (6bde783) on a faster 2-core machine, four runs: the 64-query burst 0 refused,
+6-8 embedding requests, wall 0.78-0.85 s with 0.70-0.74 s of server CPU (1.08-1.15 s on the
+machine above); bursts of 500 0 refused, 5.3-5.7 s, 47-48 requests; mix p50 115.0-116.4 ms.
+The wall still follows the burst's CPU: it is within 1 s where a query costs about 11 ms.
 """
 
 from __future__ import annotations
