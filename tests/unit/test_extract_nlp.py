@@ -375,6 +375,17 @@ def test_offices_ranks_and_epithets_alone_are_no_names() -> None:
     assert {"Beaufort", "County of Nassau", "Earldom of Morton", "Paternus"} <= names
 
 
+def test_a_title_opening_the_name_of_a_place_or_an_organization_stays_in_it() -> None:
+    text = (
+        "He moved to Prince Edward Island in 1990. General Motors Company reported losses. "
+        "She was treated at Queen Elizabeth Hospital. President George W. Bush visited."
+    )
+    names = {e.name for e in extract_offline(text).entities}
+    assert {"Prince Edward Island", "General Motors Company", "Queen Elizabeth Hospital"} <= names
+    assert "George W. Bush" in names  # before a person's name, a title is still stripped
+    assert not names & {"Edward Island", "Motors Company", "Elizabeth Hospital"}
+
+
 def test_lowercase_particles_of_french_german_and_portuguese_names_stay_inside_them() -> None:
     text = (
         "Action Police CFTC is affiliated with the Confédération Française des Travailleurs "

@@ -232,8 +232,10 @@ def _untitled(tokens: list[Token]) -> tuple[list[Token], bool]:
     """The run without the titles before the name, and whether there were any. An office's
     title and the one common word after it are a name of their own (a company's, a role's),
     not a title before a person's name: "General Motors", "Prince Aviation", "Chief Editor";
-    never after an honorific ("Mr Young"). An origin before the title goes with it ("German
-    Chancellor Angela Merkel", "U.S. President Theodore Roosevelt")."""
+    never after an honorific ("Mr Young"). So is a title before words that end as a place's,
+    an organization's or an event's name do ("Prince Edward Island", "Queen Elizabeth
+    Hospital"). An origin before the title goes with it ("German Chancellor Angela Merkel",
+    "U.S. President Theodore Roosevelt")."""
     origin = bool(tokens) and tokens[0].text in lex.ORIGINS
     start = 1 if origin and len(tokens) > 1 and tokens[1].text in lex.TITLES else 0
     begun = start
@@ -242,6 +244,9 @@ def _untitled(tokens: list[Token]) -> tuple[list[Token], bool]:
     if start == begun:
         return tokens, False
     rest = tokens[start:]
+    worded = any(token.kind in ("name", "letter") for token in rest)
+    if worded and intrinsic(rest) - {lex.PRODUCT}:  # a version number leaves a title a title
+        return tokens, False  # "Prince Edward Island", "General Motors Company": a title opens it
     if len(rest) == 1 and rest[0].kind == "name" and tokens[start - 1].text not in lex.HONORIFICS:
         word = rest[0].text
         if word in lex.HEAD_WORDS or everyday_word(word):
