@@ -74,9 +74,9 @@ def _everyday() -> dict[str, float]:
 _CONNECTED_BEFORE = re.compile(r"([A-Z][\w.-]*)(?:['’]s|\s+(?:and|of|&|for))?\s+$")
 """A capitalized word just before, alone or with a connector or possessive ("Applied
 |Physics", "Wildlife and |Parks", "Institute of |Physics", "Lincoln's |Cottage")."""
-_NAME_AFTER = re.compile(r"\s+(?:(?:of|and|&)\s+(?:the\s+)?)?[A-Z]")
-"""A capitalized word just after, or a connector and one ("|Reserve", "|of Philosophy",
-"|and Federal Employees")."""
+_NAME_AFTER = re.compile(r"\s+(?:(?:and|&)\s+(?:the\s+)?)?[A-Z]")
+"""A capitalized word just after, or "and" and one ("|Reserve", "|and Federal Employees");
+"of" and a name after are _OF_NAME_AFTER's, for any word."""
 _OF_NAME_AFTER = re.compile(r"\s+of\s+(?:the\s+)?[A-Z]")
 """An "of" and a name just after: "Regent| of the County of Nassau", "Tomb| of Tu Duc"."""
 _EPITHET_BEFORE = re.compile(r"([A-Z][\w.-]*)\s+the\s+$")
