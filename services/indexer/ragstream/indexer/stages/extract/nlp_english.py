@@ -223,8 +223,8 @@ def _span(tokens: list[Token], sentence: str, words: ChunkWords) -> tuple[Span, 
         if lone_initial and word not in words.mid_capitalized and not DATELINE.match(after):
             return None
     own = intrinsic(tokens)
-    evidence = own | context(tokens, titled, sentence, after)
     shaped = person_shaped(tokens) and not own
+    evidence = own | context(tokens, shaped, titled, sentence, after)
     return Span(name, tokens[0].start, tokens[-1].end, frozenset(evidence)), shaped
 
 

@@ -62,14 +62,14 @@ def intrinsic(tokens: list[Token]) -> set[str]:
     return evidence
 
 
-def context(tokens: list[Token], titled: bool, sentence: str, after: str) -> set[str]:
-    """Evidence from the words around this occurrence."""
+def context(tokens: list[Token], shaped: bool, titled: bool, sentence: str, after: str) -> set[str]:
+    """Evidence from the words around this occurrence; `shaped`: the name is shaped like a
+    person's and its own words give no other type (`person_shaped`, `intrinsic`)."""
     start = tokens[0].start
     window = sentence[max(0, start - _CONTEXT_CHARS) : start]
     match = _WORD_BEFORE.search(window)
     before = match.group(1).lower() if match else ""
     evidence: set[str] = set()
-    shaped = person_shaped(tokens) and not intrinsic(tokens)
     if shaped and (titled or _person_context(before, window, after)):
         evidence.add(lex.PERSON)
     if before in lex.ORG_BEFORE or _ORG_AFTER.match(after):

@@ -86,19 +86,18 @@ _EPITHET_BEFORE = re.compile(r"([A-Z][\w.-]*)\s+the\s+$")
 def split_remnant(name: str, sentences: Sequence[str], not_names: Set[str]) -> bool:
     """True when `name` is one word that the chunk writes only inside longer names.
 
-    Any word: the head of a name through "of" ("Regent" of "Regent of the County of
-    Nassau", "Peerage" of "Peerage of the United Kingdom", where an "of the" split the
-    name), or an epithet after a name and "the" ("Elder" of "Bosonid Boso the Elder",
-    EPITHETS). An everyday
+    Any word: the head of a name through "of" ("Regent" of "Regent of the County of Nassau",
+    "Peerage" of "Peerage of the United Kingdom", where an "of the" split the name), or an
+    epithet after a name and "the" ("Elder" of "Bosonid Boso the Elder", EPITHETS). An everyday
     word also: the rest of a name the name finder split ("Physics" of "Journal of Applied
-    Physics"), at a connector ("Parks" of "Department of Wildlife and Parks") or at a
-    possessive ("Cottage" of "Lincoln's Cottage"), or the head of one ("Cabinet" of
-    "Cabinet of Ministers", "Transport" of "Transport and Federal Employees"). Such a word
-    names nothing by itself. One the chunk also writes alone ("adopted the Euro") keeps its
-    chance, as do words capitalized more often than not after a connector ("Germany" of
-    "France and Germany", "Clark" of "Lewis and Clark", "Norway" of "Kingdom of Norway"). A
-    word of `not_names` (lowercase) before it is no name: a stopword ("The", "In"), or a
-    title that makes a name of a surname ("Mr Young", "President Lincoln")."""
+    Physics"), at a connector ("Parks" of "Department of Wildlife and Parks") or at a possessive
+    ("Cottage" of "Lincoln's Cottage"), or the head of one ("Cabinet" of "Cabinet of Ministers",
+    "Transport" of "Transport and Federal Employees"). Such a word names nothing by itself. One
+    the chunk also writes alone ("adopted the Euro") keeps its chance, as do words capitalized
+    more often than not after a connector ("Germany" of "France and Germany", "Clark" of "Lewis
+    and Clark", "Norway" of "Kingdom of Norway"). A word of `not_names` (lowercase) before it is
+    no name: a stopword ("The", "In"), or a title that makes a name of a surname ("Mr Young",
+    "President Lincoln")."""
     if " " in name:
         return False
     everyday = everyday_word(name)
