@@ -224,11 +224,16 @@ class HeldEmbedder:
 
 
 class LexicalSearches(TimedSearches):
-    """Records each BM25 search as (collection, terms) and each entity read as its ids;
-    `all_searched` once every collection of SEARCHED has had one and entities were read."""
+    """Records each BM25 search as (collection, terms) when it ends and each entity read as
+    its ids; `all_searched` once every search of `expected` has ended and entities were read.
+    (Waiting for one search of each collection is not enough: the keyword stage's entity
+    search counts for the collection while local retrieval's may still be running.)"""
 
-    def __init__(self, inner: SearchStore) -> None:
+    def __init__(
+        self, inner: SearchStore, expected: frozenset[tuple[Collection, tuple[str, ...]]]
+    ) -> None:
         super().__init__(inner, None)
+        self.expected = expected
         self.lexical: list[tuple[Collection, tuple[str, ...]]] = []
         self.entity_reads: list[tuple[str, ...]] = []
         self.all_searched = asyncio.Event()
@@ -251,7 +256,7 @@ class LexicalSearches(TimedSearches):
                 self._check()
 
     def _check(self) -> None:
-        if {c for c, _ in self.lexical} >= set(SEARCHED) and self.entity_reads:
+        if set(self.lexical) >= self.expected and self.entity_reads:
             self.all_searched.set()
 
 
@@ -260,10 +265,13 @@ async def test_the_bm25_searches_run_while_the_query_is_embedded(tmp_path: Path)
     async with running_pipeline(embedded_settings(tmp_path)) as pipeline:
         await index(pipeline, demo_docs())
         embedder = pipeline.backends.providers.embeddings.view(Priority.QUERY)
-        plain = await QueryEngine(pipeline.backends.stores, embedder, None).retrieve(
-            ask, StageTimer()
-        )
-        store = LexicalSearches(pipeline.backends.stores.search)
+        searched = LexicalSearches(pipeline.backends.stores.search, frozenset())
+        plain = await QueryEngine(
+            replace(pipeline.backends.stores, search=searched), embedder, None
+        ).retrieve(ask, StageTimer())
+        expected = frozenset(searched.lexical)
+        assert {c for c, _ in expected} >= set(SEARCHED)
+        store = LexicalSearches(pipeline.backends.stores.search, expected)
         held = HeldEmbedder(embedder)
         engine = QueryEngine(replace(pipeline.backends.stores, search=store), held, None)
         task = asyncio.create_task(engine.retrieve(ask, StageTimer()))
