@@ -113,7 +113,14 @@ def test_votes_count_per_name_and_ties_follow_the_type_priority() -> None:
         ("Tern", frozenset({"product"}), Counter(), False),
         ("Bergen", frozenset(), Counter(location=1, **{NOT_A_NAME: 1}), False),
         ("Catholic", frozenset(), Counter({GROUP: 2}), True),  # a religion's adjective alone
-        ("Dutch Protestants", frozenset(), Counter({GROUP: 1}), False),  # two words stand
+        ("Dutch Protestants", frozenset(), Counter({GROUP: 1}), True),  # a people and a faith
+        ("South Korean", frozenset(), Counter({GROUP: 3}), True),  # a qualified nationality
+        ("Native Americans", frozenset(), Counter({GROUP: 1}), True),
+        ("Tomas Milian", frozenset(), Counter({GROUP: 1}), False),  # a name misread
+        ("Central African Republic", frozenset(), Counter({GROUP: 1}), False),  # a place
+        ("Middle English", frozenset(), Counter({GROUP: 1}), False),  # a language
+        ("South Korean", frozenset(), Counter({GROUP: 1, "location": 1}), False),  # named once
+        ("South Korean", frozenset({"location"}), Counter({GROUP: 1}), False),  # rules typed
         ("Democratic", frozenset({"organization"}), Counter({GROUP: 1}), False),  # rules typed
         ("Socrates", frozenset(), Counter(), False),  # a name the model missed
         ("Autumn", frozenset(), Counter(), True),  # untagged, and mostly written "autumn"

@@ -124,6 +124,21 @@ DIRECTIONS = _words(
     """North South East West Northeast Northwest Southeast Southwest Northeastern Northwestern
     Southeastern Southwestern Midwestern Downtown"""
 )
+GROUP_QUALIFIERS = (DIRECTIONS - {"Downtown"}) | _words(
+    "Northern Southern Eastern Western Central Native Latin New"
+)
+"""Words that qualify a nationality or a faith ("South Korean", "Native American", "Latin
+American", "New Mexican"). "Old", "Middle", "High" and "Modern" are not among them: with a
+nationality they name a language ("Middle English", "High German")."""
+GROUP_WORDS = _words(
+    """Muslim Muslims Jew Jews Jewry Protestant Protestants Catholic Catholics Orthodox Hindu
+    Hindus Sikh Sikhs Shia Sunni Jesuit Jesuits Mormon Mormons Quaker Quakers Celtic Hispanic
+    Hispanics Arabic Dutch French Welsh Swiss Greek Greeks Thai Czech Czechs Basque Basques
+    Arab Arabs Turk Turks Kurd Kurds Serb Serbs Croat Croats Slav Slavs Scot Scots Pole Poles
+    Dane Danes Swede Swedes Finn Finns"""
+)
+"""Words of a faith or a people that the shape of a nationality does not cover (-ic words:
+"Republic" and "Pacific" have that shape too)."""
 HEAD_WORDS = ORG_SUFFIXES | LOCATION_SUFFIXES | EVENT_SUFFIXES | OF_HEADS | DIRECTIONS
 """Words that end or head a name but name nothing alone ("Center", "City", "Meeting",
 "Northeast"): a one-word name among them is the rest of a longer name or a common word."""

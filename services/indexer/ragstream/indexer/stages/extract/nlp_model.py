@@ -26,6 +26,8 @@ from ragstream.indexer.stages.extract.nlp_junk import mostly_lowercase
 from ragstream.indexer.stages.extract.nlp_lexicon import (
     CONCEPT,
     EVENT,
+    GROUP_QUALIFIERS,
+    GROUP_WORDS,
     LOCATION,
     ORGANIZATION,
     PERSON,
@@ -62,6 +64,9 @@ political group ("Portuguese", "Catholic", "Democratic"): alone, such a word qua
 names and is no entity; it would join every passage that uses the adjective."""
 
 _LEADING_ARTICLE = re.compile(r"^(?:the|The|THE)\s+")
+_GROUP_WORD = re.compile(r"[A-Z][a-z]*(?:an|ans|ese|ish|i|ist|ists)")
+"""The shape of a nationality or a faith: "Korean", "Americans", "Chinese", "Irish", "Saudi",
+"Baptist" (others are GROUP_WORDS)."""
 _POSSESSIVE = re.compile(r"['’]s$")
 
 
@@ -134,13 +139,14 @@ def not_names(
     votes: Mapping[str, Counter[str]],
 ) -> list[str]:
     """Keys the rules gave no type that the model does not take for a name: read only as a
-    date or a number ("June 2023"); one word read only as a nationality, a religion or a
-    party ("Portuguese", "Catholic"); or a lone word it never tags that English writes more
-    often in lowercase ("Formed", "Charge", "Autumn", which the rules took for a name for its
-    capital at the start of a sentence or title; nlp_junk.mostly_lowercase). A lone name the
-    small model misses stays ("Socrates' and Xanthippe's eldest son", "According to
-    Aristotle, ..."): dropping every untagged lone word lost such names and, with them, the
-    links between their passages."""
+    date or a number ("June 2023"); read only as a nationality, a religion or a party, one
+    word ("Portuguese", "Catholic") or words that all qualify or name one (group_phrase:
+    "South Korean", which would join every passage that writes it); or a lone word it never
+    tags that English writes more often in lowercase ("Formed", "Charge", "Autumn", which the
+    rules took for a name for its capital at the start of a sentence or title;
+    nlp_junk.mostly_lowercase). A lone name the small model misses stays ("Socrates' and
+    Xanthippe's eldest son", "According to Aristotle, ..."): dropping every untagged lone word
+    lost such names and, with them, the links between their passages."""
     dropped = []
     for key, spelling in spellings.items():
         if evidence.get(key):
@@ -148,10 +154,21 @@ def not_names(
         counts = votes.get(key, Counter())
         if any(kind not in (NOT_A_NAME, GROUP) for kind in counts):
             continue  # the model names it
-        lone = " " not in spelling
-        if NOT_A_NAME in counts or (lone and GROUP in counts) or mostly_lowercase(spelling):
+        group = GROUP in counts and (" " not in spelling or group_phrase(spelling))
+        if NOT_A_NAME in counts or group or mostly_lowercase(spelling):
             dropped.append(key)
     return dropped
+
+
+def group_phrase(spelling: str) -> bool:
+    """True when every word of `spelling` qualifies or names a nationality or a faith, one
+    at least naming it: "South Korean", "Roman Catholics", "African American", "Bengali
+    Muslim". A name the model reads as one (it read "Tomas Milian" so) keeps a word of
+    another shape, as do languages ("Middle English") and places ("Central African
+    Republic")."""
+    words = spelling.split()
+    named = [w for w in words if w not in GROUP_QUALIFIERS]
+    return bool(named) and all(w in GROUP_WORDS or _GROUP_WORD.fullmatch(w) for w in named)
 
 
 def apply_votes(types: Mapping[str, str], votes: Mapping[str, Counter[str]]) -> dict[str, str]:
