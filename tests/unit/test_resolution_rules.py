@@ -439,6 +439,24 @@ def test_a_middle_initial_joins_the_one_full_name_it_stands_for() -> None:
     assert {(p.a, p.b) for p in pairs} == {("george h. w. bush", "george herbert walker bush")}
 
 
+def test_a_name_without_its_middle_joins_the_initial_and_the_name_it_stands_for() -> None:
+    key = block("middle", "thomas", "ince")
+    people = {
+        "thomas ince": member(2, "person", "Thomas Ince"),
+        "thomas h. ince": member(1, "person", "Thomas H. Ince"),
+        "thomas harper ince": member(1, "person", "Thomas Harper Ince"),
+    }
+    # "Thomas Ince" points at both, which are one man: the initial joins first.
+    found = groups(people, _at(key, "middle", *people), 64)
+    assert found["thomas ince"].members == tuple(sorted(people))
+    assert found["thomas ince"].canonical == "thomas ince"
+    # Another Thomas Ince of that initial: the initial and the short name join neither.
+    people["thomas henry ince"] = member(1, "person", "Thomas Henry Ince")
+    found = groups(people, _at(key, "middle", *people), 64)
+    assert found["thomas ince"].members == ("thomas ince",)
+    assert found["thomas h. ince"].members == ("thomas h. ince",)
+
+
 def test_a_surname_anywhere_in_the_document_joins_its_full_name() -> None:
     full = [replace(entity("Ingrid Halvorsen", "person"), chunk_id="c1")]
     alone = [replace(entity("Halvorsen", "person"), chunk_id="c2")]

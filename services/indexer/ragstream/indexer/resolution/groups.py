@@ -28,7 +28,9 @@ the components are checked before they are used:
 - weak evidence (a surname or given name alone, a name without its middle name) joins the
   short name's group to a full name's group only when it points at exactly one:
   "Halvorsen" after both "Ingrid Halvorsen" and "Halvorsen Aquatics" stays apart, and two
-  full names never merge through a surname they share.
+  full names never merge through a surname they share. It joins in rounds, the longest
+  short names first, so that "Thomas Ince" finds "Thomas H. Ince" and "Thomas Harper Ince"
+  already one.
 The canonical member of a group is the one with the most live mentions, ties by key (in a
 group a short name joined, among its names of several words).
 """
@@ -332,26 +334,57 @@ def _with_short_names(
     each group comes with the keys its canonical name is chosen from: the full names' and
     the short names of several words ("Frank Lloyd", used more often than "Frank William
     George Lloyd"), not a name used alone ("Ingrid Halvorsen", not "Halvorsen", however
-    often the surname is used alone)."""
-    index = {key: i for i, keys in enumerate(classes) for key in keys}
+    often the surname is used alone).
+
+    The joins run in rounds, the longest short names first: a name with a middle initial
+    joins the name with that middle name ("Thomas H. Ince" / "Thomas Harper Ince") before
+    "Thomas Ince" looks for the one full name it points at, and then finds one, not two."""
+    pairs = [_short_and_full(same, members) for same in evidence if same.rule in WEAK]
+    found = [(short, full) for short, full in pairs if short in members and full in members]
+    groups = [(sorted(keys), sorted(keys)) for keys in classes]
+    for length in sorted({_rank(members[short]) for short, _ in found}, reverse=True):
+        groups = _joined_once(
+            groups, [(s, f) for s, f in found if _rank(members[s]) == length], members
+        )
+    return sorted(groups)
+
+
+def _short_and_full(same: SameAs, members: Mapping[str, Member]) -> tuple[str, str]:
+    """The pair's shorter name first: fewer words, or as many with more initials."""
+    if same.a not in members or same.b not in members:
+        return same.a, same.b
+    short, full = sorted((same.a, same.b), key=lambda k: (_rank(members[k]), k))
+    return short, full
+
+
+def _rank(member: Member) -> tuple[int, int]:
+    """Words, then words written out: "Thomas H. Ince" ranks below "Thomas Harper Ince"."""
+    words = member.name.split()
+    return len(words), sum(not _initial(w) for w in words)
+
+
+def _joined_once(
+    groups: list[tuple[list[str], list[str]]],
+    pairs: Sequence[tuple[str, str]],
+    members: Mapping[str, Member],
+) -> list[tuple[list[str], list[str]]]:
+    """One round: each group holding a short name of `pairs` joins the one group its full
+    names are in, unless it points at two (ambiguous) or its target points on (a chain)."""
+    index = {key: i for i, (keys, _) in enumerate(groups) for key in keys}
     targets: dict[int, set[int]] = defaultdict(set)
-    for same in evidence:
-        if same.rule not in WEAK or same.a not in index or same.b not in index:
-            continue
-        short, full = sorted((same.a, same.b), key=lambda k: (len(members[k].name.split()), k))
+    for short, full in pairs:
         source, target = index[short], index[full]
-        if source != target and one_type(classes[source] + classes[target], members):
+        if source != target and one_type(groups[source][0] + groups[target][0], members):
             targets[source].add(target)
-    # Ambiguous (two full names) or a chain (the full name points on): left apart.
     into = {s: min(t) for s, t in targets.items() if len(t) == 1 and min(t) not in targets}
     merged: dict[int, list[str]] = defaultdict(list)
     core: dict[int, list[str]] = defaultdict(list)
-    for i, keys in enumerate(classes):
+    for i, (keys, names) in enumerate(groups):
         merged[into.get(i, i)] += keys
         # A name of several words joined as a short form ("Frank Lloyd" / "Frank William
         # George Lloyd") may be the group's name; a name used alone may not.
-        core[into.get(i, i)] += keys if i not in into else [k for k in keys if _full(members[k])]
-    return sorted((sorted(keys), sorted(core[root])) for root, keys in merged.items())
+        core[into.get(i, i)] += names if i not in into else [k for k in names if _full(members[k])]
+    return [(sorted(keys), sorted(core[root])) for root, keys in merged.items()]
 
 
 def _full(member: Member) -> bool:
