@@ -457,6 +457,25 @@ def test_a_name_without_its_middle_joins_the_initial_and_the_name_it_stands_for(
     assert found["thomas h. ince"].members == ("thomas h. ince",)
 
 
+def test_an_untyped_name_written_as_a_persons_joins_the_person_without_its_initial() -> None:
+    key = block("middle", "persis", "drell")
+    people = {
+        "persis drell": member(3, "person", "Persis Drell"),
+        "persis s. drell": member(1, name="Persis S. Drell"),
+    }
+    found = groups(people, _at(key, "middle", *people), 64)
+    assert found["persis s. drell"].members == ("persis drell", "persis s. drell")
+    # Neither typed person: nothing says they are people, and they stay apart.
+    untyped = {k: member(m.mentions, name=m.name) for k, m in people.items()}
+    assert not block_pairs(_at(key, "middle", *untyped), untyped)
+    # Stage 1 records the block for an untyped name of capitalized words and initials only.
+    chunk = "Persis S. Drell directs the lab. The Tug Hill plateau of lake-effect snow."
+    mentions = [entity("Persis S. Drell", "concept"), entity("Tug Hill", "concept")]
+    mentions.append(entity("lake-effect snow", "concept"))
+    rules = {(s.a, s.b) for s in found_in(chunk, mentions) if s.rule == "middle"}
+    assert rules == {("persis s. drell", key), ("tug hill", block("middle", "tug", "hill"))}
+
+
 def test_a_surname_anywhere_in_the_document_joins_its_full_name() -> None:
     full = [replace(entity("Ingrid Halvorsen", "person"), chunk_id="c1")]
     alone = [replace(entity("Halvorsen", "person"), chunk_id="c2")]

@@ -32,9 +32,10 @@ pairs the live entities of a block (`groups.block_pairs`):
 - `order`: the words of a name in any order, connectors dropped ("Treaty of Versailles" /
   "Versailles Treaty"); names typed person are left out ("Samuel Taylor Coleridge" and
   "Samuel Coleridge-Taylor" are two people).
-- `middle`: a person's first and last name ("Paul Stevens" / "Paul David Stevens");
-  weak: a shorter name joins the one longer name that holds its words. A name ending in a
-  regnal number or Jr./Sr. has none ("Charles II" / "Charles Emmanuel II").
+- `middle`: a person's first and last name ("Paul Stevens" / "Paul David Stevens"), also
+  of an untyped name written as a person's ("Persis S. Drell"); weak: a shorter name joins
+  the one longer name that holds its words, one of the two typed person. A name ending in
+  a regnal number or Jr./Sr. has none ("Charles II" / "Charles Emmanuel II").
 - `document_name`: a surname or given name used alone anywhere in the document of a full
   name typed person ("Halvorsen" in the fourth chunk, "Ingrid Halvorsen" in the first);
   weak, as `short_name`. The block is the document's, so it goes with its chunks.
@@ -80,6 +81,7 @@ _SUCCESSION = re.compile(
 _PAREN_ABBR = re.compile(r"\(\s*([A-Z][A-Za-z0-9&.]{1,11})\s*\)")
 _ABBR_PAREN = re.compile(r"(?<![\w.])([A-Z][A-Z0-9&.]{1,11})\s*\(([^()]{3,120})\)")
 _WORD = re.compile(r"[^\W_][\w&'.-]*")
+_INITIAL = re.compile(r"[A-Z]\.")
 _PERSON_TYPES = frozenset({"person", *FALLBACK_TYPES})
 _GLOSS = r"\s*[（(]((?:[^（）()\u3400-\u9fff]|简称|下称|又称|英文名){2,160})[）)]"
 """Parentheses right after a Chinese name, holding no ideograph but a "short form" marker."""
@@ -147,11 +149,20 @@ def _blocks(text: str, names: list[tuple[str, str]], doc_id: str) -> list[SameAs
         words = fold(name).split()
         if type_ != "person" and (ordered := word_set(name)):
             found.append(SameAs(key, block("order", ordered), "order"))
-        if type_ == "person" and 2 <= len(words) <= 5 and not _numbered(name):
+        if _person_like(name, type_) and 2 <= len(words) <= 5 and not _numbered(name):
             found.append(SameAs(key, block("middle", words[0], words[-1]), "middle"))
         for short in _document_names(text, name, type_, words):
             found.append(SameAs(key, block("document_name", doc_id, short), "document_name"))
     return found
+
+
+def _person_like(name: str, type_: str) -> bool:
+    """Typed person, or untyped and written as a person's name is: capitalized words and
+    initials ("Persis S. Drell"); stage 2 pairs it only with a name typed person."""
+    if type_ == "person":
+        return True
+    parts = name.split()
+    return type_ in FALLBACK_TYPES and all(_is_name_word(w) or _INITIAL.fullmatch(w) for w in parts)
 
 
 def _numbered(name: str) -> bool:

@@ -184,9 +184,11 @@ def _without_middle(a: Member, b: Member) -> bool:
     """Two people's names, first and last the same: one without a middle name of the other
     ("Paul Stevens" / "Paul David Stevens"), or with a middle name as its initial, word for
     word ("Paul J. Sorg" / "Paul John Sorg"; "George W. Bush" is neither "George Herbert
-    Walker Bush" nor "George H. W. Bush")."""
+    Walker Bush" nor "George H. W. Bush"). One typed person, the other person or untyped
+    ("Persis Drell", typed person, and "Persis S. Drell", whose type nothing gave)."""
     short, full = sorted((a.name.casefold().split(), b.name.casefold().split()), key=len)
-    if a.type != "person" or b.type != "person" or short == full:
+    types = {a.type, b.type}
+    if "person" not in types or not types <= _PERSON_OR_UNTYPED or short == full:
         return False
     if short[0] != full[0] or short[-1] != full[-1]:
         return False
@@ -196,6 +198,9 @@ def _without_middle(a: Member, b: Member) -> bool:
         return False  # "George W. Bush" is no "George H. W. Bush"
     rest = iter(full)
     return all(w in rest for w in short)
+
+
+_PERSON_OR_UNTYPED = frozenset({"person", *FALLBACK_TYPES})
 
 
 def _initial(word: str) -> bool:
