@@ -468,6 +468,12 @@ def test_an_untyped_name_written_as_a_persons_joins_the_person_without_its_initi
     # Neither typed person: nothing says they are people, and they stay apart.
     untyped = {k: member(m.mentions, name=m.name) for k, m in people.items()}
     assert not block_pairs(_at(key, "middle", *untyped), untyped)
+    # One untyped and no initial: a name typed person by mistake meets no lookalike.
+    wars = {
+        "french revolutionary wars": member(2, "person", "French Revolutionary Wars"),
+        "french wars": member(1, name="French Wars"),
+    }
+    assert not block_pairs(_at(block("middle", "french", "wars"), "middle", *wars), wars)
     # Stage 1 records the block for an untyped name of capitalized words and initials only.
     chunk = "Persis S. Drell directs the lab. The Tug Hill plateau of lake-effect snow."
     mentions = [entity("Persis S. Drell", "concept"), entity("Tug Hill", "concept")]

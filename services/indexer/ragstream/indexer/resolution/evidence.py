@@ -34,7 +34,8 @@ pairs the live entities of a block (`groups.block_pairs`):
   "Samuel Coleridge-Taylor" are two people).
 - `middle`: a person's first and last name ("Paul Stevens" / "Paul David Stevens"), also
   of an untyped name written as a person's ("Persis S. Drell"); weak: a shorter name joins
-  the one longer name that holds its words, one of the two typed person. A name ending in
+  the one longer name that holds its words, both typed person, or one and a middle initial
+  in either. A name ending in
   a regnal number or Jr./Sr. has none ("Charles II" / "Charles Emmanuel II").
 - `document_name`: a surname or given name used alone anywhere in the document of a full
   name typed person ("Halvorsen" in the fourth chunk, "Ingrid Halvorsen" in the first);

@@ -184,11 +184,15 @@ def _without_middle(a: Member, b: Member) -> bool:
     """Two people's names, first and last the same: one without a middle name of the other
     ("Paul Stevens" / "Paul David Stevens"), or with a middle name as its initial, word for
     word ("Paul J. Sorg" / "Paul John Sorg"; "George W. Bush" is neither "George Herbert
-    Walker Bush" nor "George H. W. Bush"). One typed person, the other person or untyped
-    ("Persis Drell", typed person, and "Persis S. Drell", whose type nothing gave)."""
+    Walker Bush" nor "George H. W. Bush"). Both typed person; or one, and the other untyped
+    when a middle initial says that these are a person's names ("Persis Drell" / "Persis S.
+    Drell", whose type nothing gave; not "French Revolutionary Wars", typed person by
+    mistake, and "French Wars", nor "Duke Carl Alexander" and "Duke Alexander")."""
     short, full = sorted((a.name.casefold().split(), b.name.casefold().split()), key=len)
     types = {a.type, b.type}
     if "person" not in types or not types <= _PERSON_OR_UNTYPED or short == full:
+        return False
+    if types != {"person"} and not any(_initial(w) for w in short[1:-1] + full[1:-1]):
         return False
     if short[0] != full[0] or short[-1] != full[-1]:
         return False
