@@ -375,6 +375,16 @@ def test_offices_ranks_and_epithets_alone_are_no_names() -> None:
     assert {"Beaufort", "County of Nassau", "Earldom of Morton", "Paternus"} <= names
 
 
+def test_an_adverb_opening_a_sentence_opens_no_name() -> None:
+    text = (
+        "Officially the Blue Mountains were named in 1788. Currently Sushma Berlia chairs the "
+        "board. Terribly Happy is a 2008 Danish film."
+    )
+    names = {e.name for e in extract_offline(text).entities}
+    assert {"Blue Mountains", "Sushma Berlia", "Terribly Happy"} <= names
+    assert not [n for n in names if n.startswith(("Officially", "Currently"))]
+
+
 def test_a_title_opening_the_name_of_a_place_or_an_organization_stays_in_it() -> None:
     text = (
         "He moved to Prince Edward Island in 1990. General Motors Company reported losses. "

@@ -184,8 +184,15 @@ EXTRA_STOPWORDS = _words(
     """since today yesterday tomorrow also according many several new said says including
     one two three four five six seven eight nine ten first second third last next percent
     per year years month months week weeks day days time times more most less least well"""
+) | _words(
+    """officially originally currently formerly previously initially eventually finally
+    subsequently additionally ironically nominally historically traditionally reportedly
+    allegedly apparently notably meanwhile however moreover furthermore nevertheless
+    consequently thereafter ultimately"""
 )
-"""With the analyzer's stopwords: not salient enough to be relation keywords."""
+"""With the analyzer's stopwords: not salient enough to be relation keywords. The second
+set, adverbs that comment on a sentence, never open a name: "Officially the Blue
+Mountains", "Currently Sushma Berlia" were read so from a sentence's first words."""
 
 # Chinese.
 CHINESE_SURNAMES = frozenset(
