@@ -56,6 +56,11 @@ def corpus_keys() -> set[str]:
     return {key for path in sorted(CORPUS.iterdir()) for key in types_in(path.name)}
 
 
+def offline_names(text: str) -> set[str]:
+    """The names the offline extractor finds in `text`."""
+    return {e.name for e in extract_offline(text).entities}
+
+
 def test_the_named_people_organisations_and_products_of_the_corpus_are_found() -> None:
     found = corpus_keys()
     assert [name for name in PEOPLE_ORGANIZATIONS_PRODUCTS if entity_key(name) not in found] == []
@@ -262,7 +267,7 @@ def test_initials_belong_to_the_name_and_end_no_sentence() -> None:
         "The editor-in-chief is George T. Solomon. The novel was praised by H. G. Wells "
         "and J.R.R. Tolkien. W. S. Van Dyke directed it."
     )
-    names = {e.name for e in extract_offline(text).entities}
+    names = offline_names(text)
     assert {"George T. Solomon", "H. G. Wells", "J.R.R. Tolkien", "W. S. Van Dyke"} <= names
     assert not names & {"George T", "Solomon", "Wells", "J.R.R", "Tolkien", "Van Dyke"}
     assert len(split_sentences(text)) == 3
@@ -278,7 +283,7 @@ def test_a_name_with_of_keeps_its_head_at_a_sentence_start_and_in_a_title() -> N
         "It covers the Battle of the Somme. Its office is on the National Register of "
         "Historic Places."
     )
-    names = {e.name for e in extract_offline(text).entities}
+    names = offline_names(text)
     assert {
         "Journal of Small Business Management",
         "Battle of the Somme",
@@ -294,7 +299,7 @@ def test_a_lone_everyday_word_is_no_name_but_a_rare_or_proper_one_is() -> None:
         "Dylan Carter is one of the Home and Away characters. "
         "The Tern sensor was tested in Oslo by Intel."
     )
-    names = {e.name for e in extract_offline(text).entities}
+    names = offline_names(text)
     assert not names & {"Disbanded", "Charge", "Women", "Away", "Active"}
     assert {"Tern", "Oslo", "Intel", "Dylan Carter"} <= names
 
@@ -306,7 +311,7 @@ def test_an_everyday_word_left_over_from_a_split_name_is_no_name() -> None:
         "France and Germany signed it. Lewis and Clark explored the river. Greece adopted "
         "the Euro as its currency; the Euro replaced the drachma at the Trade and Euro desk."
     )
-    names = {e.name for e in extract_offline(text).entities}
+    names = offline_names(text)
     assert not names & {"Parks", "Cottage", "Transport"}
     # Words capitalized more often than not stay names after a connector; an everyday word
     # the chunk also writes alone ("adopted the Euro") stays too.
@@ -328,7 +333,7 @@ def test_everyday_words_are_told_from_names_by_how_english_capitalizes_them() ->
         "Royal Flying Corps\n\nRoyal Flying Corps, 1912-1918. Disbanded merged into the "
         "Royal Air Force. Winters in Tucson are mild, and Queens and Brooklyn lie west."
     )
-    names = {e.name for e in extract_offline(text).entities}
+    names = offline_names(text)
     assert not names & {"Disbanded", "Winters"}
     assert {"Royal Flying Corps", "Queens", "Brooklyn", "Tucson"} <= names
 
@@ -338,7 +343,7 @@ def test_the_title_of_a_chunk_is_never_split_into_names_it_also_writes() -> None
         "Dodge City Legend\n\nThe Dodge City Legend was a basketball franchise located in "
         "Dodge City, Kansas. The Legend won three titles."
     )
-    names = {e.name for e in extract_offline(text).entities}
+    names = offline_names(text)
     assert {"Dodge City Legend", "Dodge City"} <= names
 
 
@@ -370,7 +375,7 @@ def test_offices_ranks_and_epithets_alone_are_no_names() -> None:
         "Beaufort vied with Humphrey. She was a daughter of Bosonid Boso the Elder. William "
         "died, passing the Earldom of Morton to his uncle."
     )
-    names = {e.name for e in extract_offline(text).entities}
+    names = offline_names(text)
     assert not names & {"Barony", "Consul", "Regent", "Peerage", "Elder", "Cardinal"}
     assert {"Beaufort", "County of Nassau", "Earldom of Morton", "Paternus"} <= names
 
@@ -380,7 +385,7 @@ def test_an_adverb_opening_a_sentence_opens_no_name() -> None:
         "Officially the Blue Mountains were named in 1788. Currently Sushma Berlia chairs the "
         "board. Terribly Happy is a 2008 Danish film."
     )
-    names = {e.name for e in extract_offline(text).entities}
+    names = offline_names(text)
     assert {"Blue Mountains", "Sushma Berlia", "Terribly Happy"} <= names
     assert not [n for n in names if n.startswith(("Officially", "Currently"))]
 
@@ -390,7 +395,7 @@ def test_a_title_opening_the_name_of_a_place_or_an_organization_stays_in_it() ->
         "He moved to Prince Edward Island in 1990. General Motors Company reported losses. "
         "She was treated at Queen Elizabeth Hospital. President George W. Bush visited."
     )
-    names = {e.name for e in extract_offline(text).entities}
+    names = offline_names(text)
     assert {"Prince Edward Island", "General Motors Company", "Queen Elizabeth Hospital"} <= names
     assert "George W. Bush" in names  # before a person's name, a title is still stripped
     assert not names & {"Edward Island", "Motors Company", "Elizabeth Hospital"}
@@ -401,7 +406,7 @@ def test_lowercase_particles_of_french_german_and_portuguese_names_stay_inside_t
         "Action Police CFTC is affiliated with the Confédération Française des Travailleurs "
         "Chrétiens. Karl zu Guttenberg visited the Museu das Comunicações."
     )
-    names = {e.name for e in extract_offline(text).entities}
+    names = offline_names(text)
     assert {
         "Confédération Française des Travailleurs Chrétiens",
         "Karl zu Guttenberg",
@@ -473,7 +478,7 @@ def test_a_name_keeps_its_for_after_an_institution_or_an_honour() -> None:
         "It was replaced with the Order of the British Empire for Gallantry. "
         "He worked for the National Commission for the Development of Indigenous Peoples."
     )
-    names = {e.name for e in extract_offline(text).entities}
+    names = offline_names(text)
     whole = {
         "American Society for Engineering Education",
         "National Endowment for the Arts",
@@ -503,6 +508,6 @@ def test_a_lone_direction_is_no_name_but_heads_one() -> None:
         "The station serves the Southside and Southwestern sections of Virginia. "
         "She taught at Northwestern University."
     )
-    names = {e.name for e in extract_offline(text).entities}
+    names = offline_names(text)
     assert "Southwestern" not in names
     assert {"Southside", "Virginia", "Northwestern University"} <= names
