@@ -15,8 +15,8 @@ from ragstream.common.providers.embedding import HashEmbedder
 from ragstream.common.providers.llm import OpenAIChat
 from ragstream.common.storage.sqlite import Database, SqliteSearchStore
 from ragstream.indexer.resolution.checked import Verdict, joined
-from ragstream.indexer.resolution.groups import Member
 from ragstream.indexer.resolution.judge import SameAsJudge, parse, prompt
+from ragstream.indexer.resolution.member import Member
 from ragstream.indexer.resolution.names import Candidate, Named, NameIndex, Near, candidates
 from ragstream.indexer.stages.extract.llm_calls import CachedChat
 from ragstream.testing.openai_server import OpenAITestServer

@@ -18,6 +18,7 @@ from ragstream.common.text.fold import (
     unprefixed_fold,
     word_set,
 )
+from ragstream.indexer.resolution.blocks import block_pairs
 from ragstream.indexer.resolution.evidence import (
     BLOCKED,
     SameAs,
@@ -26,7 +27,8 @@ from ragstream.indexer.resolution.evidence import (
     ledger_rows,
     read_rows,
 )
-from ragstream.indexer.resolution.groups import Member, block_pairs, groups
+from ragstream.indexer.resolution.groups import groups
+from ragstream.indexer.resolution.member import Member
 
 
 @pytest.mark.parametrize(

@@ -28,7 +28,7 @@ sees only the evidence present. The rules, safest first:
   stage 2 follows it only to a live entity typed location, one place per demonym.
 
 Three more rules meet at blocking keys (`BLOCK_MARK`, no entity key holds it), and stage 2
-pairs the live entities of a block (`groups.block_pairs`):
+pairs the live entities of a block (`blocks.block_pairs`):
 - `order`: the words of a name in any order, connectors dropped ("Treaty of Versailles" /
   "Versailles Treaty"); names typed person are left out ("Samuel Taylor Coleridge" and
   "Samuel Coleridge-Taylor" are two people).

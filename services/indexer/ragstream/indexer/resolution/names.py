@@ -21,7 +21,7 @@ from ragstream.common.derive import FALLBACK_TYPES
 from ragstream.common.models import Collection, SearchFilter, SearchRecord, Vector
 from ragstream.common.providers.embedding import Embedder
 from ragstream.common.storage.protocols import SearchStore
-from ragstream.indexer.resolution.groups import Member
+from ragstream.indexer.resolution.member import Member
 
 NAMES = Collection.NAMES
 CONCURRENT_SEARCHES = 16

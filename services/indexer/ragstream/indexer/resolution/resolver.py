@@ -23,8 +23,9 @@ from ragstream.common.models import (
 from ragstream.common.storage.protocols import MentionStore, SearchStore
 from ragstream.indexer.resolution.checked import Verdict
 from ragstream.indexer.resolution.evidence import SameAs, is_block, read_rows
-from ragstream.indexer.resolution.groups import Group, Member, groups
+from ragstream.indexer.resolution.groups import Group, groups
 from ragstream.indexer.resolution.judge import SameAsJudge
+from ragstream.indexer.resolution.member import Member
 from ragstream.indexer.resolution.names import NameIndex, Near, candidates
 
 MAX_RINGS = 16
