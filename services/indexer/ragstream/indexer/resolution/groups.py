@@ -236,26 +236,20 @@ def _with_short_names(
     The joins run in rounds, the longest short names first: a name with a middle initial
     joins the name with that middle name ("Thomas H. Ince" / "Thomas Harper Ince") before
     "Thomas Ince" looks for the one full name it points at, and then finds one, not two."""
-    pairs = [_short_and_full(same, members) for same in evidence if same.rule in WEAK]
-    found = [(short, full) for short, full in pairs if short in members and full in members]
+    by_rank: dict[tuple[int, int], list[tuple[str, str]]] = defaultdict(list)
+    for same in evidence:
+        if same.rule in WEAK and same.a in members and same.b in members:
+            short, full = sorted((same.a, same.b), key=lambda k: (_rank(members[k]), k))
+            by_rank[_rank(members[short])].append((short, full))
     groups = [(sorted(keys), sorted(keys)) for keys in classes]
-    for length in sorted({_rank(members[short]) for short, _ in found}, reverse=True):
-        groups = _joined_once(
-            groups, [(s, f) for s, f in found if _rank(members[s]) == length], members
-        )
+    for rank in sorted(by_rank, reverse=True):
+        groups = _joined_once(groups, by_rank[rank], members)
     return sorted(groups)
 
 
-def _short_and_full(same: SameAs, members: Mapping[str, Member]) -> tuple[str, str]:
-    """The pair's shorter name first: fewer words, or as many with more initials."""
-    if same.a not in members or same.b not in members:
-        return same.a, same.b
-    short, full = sorted((same.a, same.b), key=lambda k: (_rank(members[k]), k))
-    return short, full
-
-
 def _rank(member: Member) -> tuple[int, int]:
-    """Words, then words written out: "Thomas H. Ince" ranks below "Thomas Harper Ince"."""
+    """Words, then words written out: "Thomas H. Ince" ranks below "Thomas Harper Ince"; of
+    a pair, the lower is the short name."""
     words = member.name.split()
     return len(words), sum(not initial(w) for w in words)
 
