@@ -35,8 +35,8 @@ pairs the live entities of a block (`blocks.block_pairs`):
 - `middle`: a person's first and last name ("Paul Stevens" / "Paul David Stevens"), also
   of an untyped name written as a person's ("Persis S. Drell"); weak: a shorter name joins
   the one longer name that holds its words, both typed person, or one and a middle initial
-  in either. A name ending in
-  a regnal number or Jr./Sr. has none ("Charles II" / "Charles Emmanuel II").
+  in either. A name ending in a regnal number or Jr./Sr. has none ("Charles II" / "Charles
+  Emmanuel II").
 - `document_name`: a surname or given name used alone anywhere in the document of a full
   name typed person ("Halvorsen" in the fourth chunk, "Ingrid Halvorsen" in the first);
   weak, as `short_name`. The block is the document's, so it goes with its chunks.
@@ -159,7 +159,8 @@ def _blocks(text: str, names: list[tuple[str, str]], doc_id: str) -> list[SameAs
 
 def _person_like(name: str, type_: str) -> bool:
     """Typed person, or untyped and written as a person's name is: capitalized words and
-    initials ("Persis S. Drell"); stage 2 pairs it only with a name typed person."""
+    initials ("Persis S. Drell"); stage 2 pairs it only with a name typed person, and only
+    when a middle initial is in one of the two (`blocks.block_pairs`)."""
     if type_ == "person":
         return True
     parts = name.split()
