@@ -49,7 +49,7 @@ def _lone_names(
     for (_, rule), keys in blocks.items():
         if rule == "document_name":
             for key in keys:
-                if not len(members[key].name.split()) > 1:
+                if not members[key].full:
                     found[key].append(keys)
     return found
 

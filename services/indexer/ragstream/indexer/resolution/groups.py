@@ -174,7 +174,7 @@ def _accepted(same: SameAs, members: Mapping[str, Member]) -> bool:
         return True
     named = [members[k] for k in (same.a, same.b) if k in members]
     return all(m.name == m.name.lower() for m in named) or all(
-        len(m.name.split()) > 1 and m.type != "person" for m in named
+        m.full and m.type != "person" for m in named
     )
 
 
@@ -274,12 +274,8 @@ def _joined_once(
         merged[into.get(i, i)] += keys
         # A name of several words joined as a short form ("Frank Lloyd" / "Frank William
         # George Lloyd") may be the group's name; a name used alone may not.
-        core[into.get(i, i)] += names if i not in into else [k for k in names if _full(members[k])]
+        core[into.get(i, i)] += names if i not in into else [k for k in names if members[k].full]
     return [(sorted(keys), sorted(core[root])) for root, keys in merged.items()]
-
-
-def _full(member: Member) -> bool:
-    return len(member.name.split()) > 1
 
 
 def _canonical(keys: list[str], members: Mapping[str, Member]) -> str:

@@ -15,3 +15,8 @@ class Member:
     """Its voted type."""
     name: str
     """Its voted display name."""
+
+    @property
+    def full(self) -> bool:
+        """A name of several words ("Ingrid Halvorsen"), not a name used alone."""
+        return len(self.name.split()) > 1
