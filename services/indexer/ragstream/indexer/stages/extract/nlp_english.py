@@ -233,7 +233,7 @@ def _untitled(tokens: list[Token]) -> tuple[list[Token], bool]:
     title and the one common word after it are a name of their own (a company's, a role's),
     not a title before a person's name: "General Motors", "Prince Aviation", "Chief Editor";
     never after an honorific ("Mr Young"). So is a title before words that end as a place's,
-    an organization's or an event's name do ("Prince Edward Island", "Queen Elizabeth
+    an organization's or an event's name ("Prince Edward Island", "Queen Elizabeth
     Hospital"). An origin before the title goes with it ("German Chancellor Angela Merkel",
     "U.S. President Theodore Roosevelt")."""
     origin = bool(tokens) and tokens[0].text in lex.ORIGINS
