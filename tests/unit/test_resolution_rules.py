@@ -83,6 +83,30 @@ def test_plural_folds_lowercase_names_and_names_of_several_words() -> None:
     assert singular_fold("Hughes") == singular_fold("Amazons") == ""
     assert singular_fold("glass") == singular_fold("status") == singular_fold("physics") == ""
     assert singular_fold("NASCAR Cup Series") == ""
+    assert singular_fold("Pulitzer Prizes") == "pulitzer prize"  # not "priz"
+    assert singular_fold("waltzes") == "waltz"
+    assert singular_fold("churches") == "church"
+
+
+def test_plural_folds_the_head_of_a_name_and_an_acronym() -> None:
+    # The head stands before "of" or "for"; what follows is no plural of the name.
+    assert singular_fold("Academy Awards for Best Actor") == "academy award for best actor"
+    assert singular_fold("Counts of Blois") == "count of blois"
+    assert singular_fold("Museum of Fine Arts") == singular_fold("Count of Blois") == ""
+    assert singular_fold("BAFTAs") == "bafta"
+    assert singular_fold("EPs") == "ep"
+    assert singular_fold("BAFTA") == singular_fold("Ps") == singular_fold("LaserDiscs") == ""
+
+
+def test_an_acronym_and_its_plural_are_one_entity() -> None:
+    members = {"bafta": member(3, "organization", "BAFTA"), "baftas": member(1, name="BAFTAs")}
+    evidence = found_in("She won two BAFTAs.", [entity("BAFTAs")])
+    assert groups(members, evidence, 64)["bafta"].members == ("bafta", "baftas")
+    # Another capitalized word of one word and its plural stay apart, as before.
+    proper = {"amazon": member(4, "organization", "Amazon"), "amazons": member(1, name="Amazons")}
+    assert groups(proper, [SameAs("amazon", "amazons", "plural")], 64)["amazon"].members == (
+        "amazon",
+    )
 
 
 def test_a_title_meets_its_form_without_a_leading_article() -> None:
@@ -93,6 +117,10 @@ def test_a_title_meets_its_form_without_a_leading_article() -> None:
     assert unprefixed_fold("The Sun") == unprefixed_fold("The Independent") == ""
     assert unprefixed_fold("Bedford Incident") == unprefixed_fold("Feel the Love") == ""
     assert unprefixed_fold("Theodore Roosevelt Island") == ""
+    assert unprefixed_fold("A Night of Mystery") == unprefixed_fold("The Night of Mystery")
+    assert unprefixed_fold("An American Tail") == "american tail"
+    # An initial is no article; "A" before one word is no title's article either.
+    assert unprefixed_fold("A. Smith Jones") == unprefixed_fold("A Raja") == ""
 
 
 def test_a_title_with_and_without_its_article_in_two_chunks_is_one_entity() -> None:
@@ -122,6 +150,10 @@ def test_short_forms_are_written_out() -> None:
     )
     assert expanded_fold("Main St") == expanded_fold("USA Today") == expanded_fold("Bus") == ""
     assert expanded_fold("United States Congress") == ""
+    assert expanded_fold("War& Peace") == expanded_fold("War & Peace") == "war and peace"
+    assert fold("Wells Fargo & Company") == fold("Wells Fargo & Co.") == "wells fargo"
+    assert fold("Smith and Company") == "smith"
+    assert fold("& Co") == "co"
 
 
 def test_number_words_honours_and_name_forms() -> None:

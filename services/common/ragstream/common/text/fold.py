@@ -1,8 +1,8 @@
 """Name normalization for entity resolution (pure functions).
 
 `fold` maps the spellings of one name to one form: Unicode NFKC, diacritics folded, case,
-hyphens and punctuation, and a trailing legal suffix ("IBM Corp." and "IBM", "Hugo Chávez"
-and "Hugo Chavez", "Palais-Royal" and "Palais Royal", "Kim Il-sung" and "Kim Il Sung").
+hyphens and punctuation, a trailing legal suffix or "& Co." ("IBM Corp." and "IBM", "Hugo
+Chávez" and "Hugo Chavez", "Palais-Royal" and "Palais Royal", "Kim Il-sung" and "Kim Il Sung").
 Its output lives in the entity-key space (`models.entity_key` of a plain name), so an
 entity whose key already is the folded form anchors every other spelling of it.
 """
@@ -21,6 +21,8 @@ LEGAL_SUFFIXES = frozenset(
     f"{_LEGAL_SUFFIXES} pty oy ab as kk 有限公司 股份有限公司 集团 公司".split()
 )
 """Company-form words dropped from the end of a name; "Co" only after another word."""
+_AMPERSAND_FIRM = re.compile(r"\s*(?:&|\band)\s*(?:co|company|cie)\.?$")
+"""A firm's "& Co." or "and Company" ("Wells Fargo & Company" / "Wells Fargo")."""
 POST_NOMINALS = frozenset({"cbe", "obe", "mbe", "kbe", "dbe", "gbe", "kcb", "gcb", "frs", "qc"})
 """Honours dropped from the end of a name ("Donald George Mackay CBE"); "Jr" and "Sr" stay:
 they tell two people apart."""
@@ -41,6 +43,9 @@ _PUNCTUATION = re.compile(r"[\W_]+")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _CJK_SUFFIXES = tuple(s for s in LEGAL_SUFFIXES if _CJK.match(s))
 _PLURAL_EXCEPTIONS = ("ss", "us", "is", "ics", "ous", "ness", "series", "species", "news")
+_ACRONYM_PLURAL = re.compile(r"[A-Z][A-Z0-9]*[A-Z]s")
+_HEAD_ENDS = frozenset({"of", "for"})
+"""Words after an English name's head: "Academy Awards for Best Actor", "Counts of Blois"."""
 _CONNECTORS = frozenset({"of", "and", "for", "the", "de", "du", "la", "&", "in", "on", "für"})
 _NUMBER_WORD = re.compile(rf"\b(?i:{'|'.join(_NUMBER_WORDS)})\b")
 _SHORT_FORMS = (
@@ -49,9 +54,10 @@ _SHORT_FORMS = (
     (re.compile(r"^St\.?(?= )"), "Saint"),
     (re.compile(r"^Mt\.?(?= )"), "Mount"),
     (re.compile(r"^Ft\.?(?= )"), "Fort"),
+    (re.compile(r" ?& ?"), " and "),
 )
 """Short forms written out before folding: uppercase country initials anywhere, a leading
-"St", "Mt" or "Ft" (a trailing "St" is a street)."""
+"St", "Mt" or "Ft" (a trailing "St" is a street), "&" ("War& Peace" / "War and Peace")."""
 
 
 def fold_diacritics(text: str) -> str:
@@ -69,6 +75,7 @@ def fold(name: str) -> str:
     key = entity_key(name)
     if is_cjk(key):
         return _fold_cjk(key)
+    key = _AMPERSAND_FIRM.sub("", key) or key
     words = _initialisms(_PUNCTUATION.sub(" ", fold_diacritics(key)).split())
     while len(words) > 1 and (words[-1] in LEGAL_SUFFIXES or words[-1] in POST_NOMINALS):
         words.pop()
@@ -107,30 +114,47 @@ def _initialisms(words: list[str]) -> list[str]:
 
 
 def singular_fold(name: str) -> str:
-    """The folded form with a plain English plural dropped from its last word ("sensors" /
-    "sensor", "Reformed Churches" / "reformed church", "British Overseas Territories" /
-    "british overseas territory"), for a name written in lowercase (a common noun) or of
-    two words or more; never a one-word proper name ("Mars", "Hughes", "Amazons"); "" when
-    the rule does not apply."""
+    """The folded form with a plain English plural dropped from its head word, for a name
+    written in lowercase (a common noun) or of two words or more: the last word ("sensors"
+    / "sensor", "Reformed Churches" / "reformed church", "Pulitzer Prizes" / "pulitzer
+    prize"), or the word before a first "of" or "for", where an English name's head stands
+    ("Academy Awards for Best Actor" / "academy award for best actor", "Counts of Blois" /
+    "count of blois"). An acronym's plural is the acronym ("BAFTAs" / "bafta"). Never
+    another one-word proper name ("Mars", "Hughes", "Amazons"); "" when the rule does not
+    apply."""
     folded = fold(name)
     if is_cjk(folded) or not folded:
         return ""
-    if name != name.lower() and " " not in folded:
-        return ""
-    head, _, last = folded.rpartition(" ")
-    single = _singular(last)
-    return f"{head} {single}".strip() if single else ""
+    if " " not in folded:
+        if _ACRONYM_PLURAL.fullmatch(name.strip()):
+            return folded[:-1]
+        if name != name.lower():
+            return ""
+    words = folded.split()
+    at = next((i for i, w in enumerate(words) if w in _HEAD_ENDS and i > 0), len(words)) - 1
+    single = _singular(words[at])
+    return " ".join([*words[:at], single, *words[at + 1 :]]) if single else ""
+
+
+def is_acronym_plural(name: str) -> bool:
+    """An acronym with a plural s ("BAFTAs", "DVDs")."""
+    return bool(_ACRONYM_PLURAL.fullmatch(name.strip()))
 
 
 def unprefixed_fold(name: str) -> str:
-    """The folded form without a leading "The", for a name of two words or more after it
-    ("The Bedford Incident" / "bedford incident": a title the text writes with its article in
-    one place and without it in another); "" when the rule does not apply. A single word
-    after it stays apart: "The Sun" is not the sun, nor "The Independent" an independent."""
+    """The folded form without a leading article ("The", "A", "An"), for a name of two words
+    or more after it ("The Bedford Incident" / "bedford incident", "A Night of Mystery" /
+    "night of mystery": a title the text writes with its article in one place and without
+    it in another); "" when the rule does not apply. A single word after it stays apart:
+    "The Sun" is not the sun, nor "The Independent" an independent; an initial is no
+    article ("A. Smith Jones")."""
     words = fold(name).split()
-    if len(words) < 3 or words[0] != "the" or is_cjk(name):
+    if len(words) < 3 or is_cjk(name):
         return ""
-    return " ".join(words[1:])
+    article = name.split(maxsplit=1)[0]
+    if words[0] == "the" or article in ("A", "An", "AN"):
+        return " ".join(words[1:])
+    return ""
 
 
 def _singular(word: str) -> str:
@@ -138,8 +162,8 @@ def _singular(word: str) -> str:
         return ""
     if word.endswith("ies") and len(word) > 4:
         return word[:-3] + "y"
-    if word.endswith(("ches", "shes", "xes", "zes")):
-        return word[:-2]
+    if word.endswith(("ches", "shes", "xes", "zzes", "tzes")):
+        return word[:-2]  # "churches", "boxes", "buzzes", "waltzes"; but "prizes" / "prize"
     return word[:-1]
 
 

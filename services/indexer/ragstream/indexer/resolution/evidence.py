@@ -4,11 +4,14 @@ Stage 1 records it with the chunk's mentions, so it is deleted with the chunk an
 sees only the evidence present. The rules, safest first:
 - `name`: a name and its folded form (`common.text.fold.fold`): case, diacritics, hyphens and
   punctuation, a legal suffix. The folded form is a key of its own, so every spelling of
-  one name meets there whether or not the chunks that write them ever meet. A title of
-  two words or more after a leading "The" meets its form without it there too
-  (`fold.unprefixed_fold`: "The Bedford Incident" / "Bedford Incident").
-- `plural`: a lowercase name and its singular ("sensors" / "sensor"); stage 2 accepts it
-  only between names both written in lowercase.
+  one name meets there whether or not the chunks that write them ever meet. So do its
+  short forms written out ("U.S. Army", "War& Peace"), and a title of two words or more
+  after a leading article meets its form without it (`fold.unprefixed_fold`: "The Bedford
+  Incident" / "Bedford Incident", "A Night of Mystery" / "Night of Mystery").
+- `plural`: a name and its singular (`fold.singular_fold`: "sensors" / "sensor", "Academy
+  Awards for Best Actor" / "academy award for best actor", "BAFTAs" / "bafta"); stage 2
+  accepts it only between names both written in lowercase, or both of several words and
+  neither typed person, or an acronym and its plural.
 - `abbreviation`: "Full Name (ABBR)" or "ABBR (Full Name)" in the text, the initials
   matching.
 - `short_name`: a person's surname or given name used alone after the full name in the

@@ -24,7 +24,8 @@ the components are checked before they are used:
   person or untyped points at the full names typed person of its document that start or end
   with it, if it stands beside that name in every document where it is used alone;
 - plural evidence counts between names both written in lowercase, or both of two words or
-  more and neither typed person ("Academy Awards" / "Academy Award", not "Amazons");
+  more and neither typed person ("Academy Awards" / "Academy Award", not "Amazons"), or an
+  acronym and its plural ("BAFTAs" / "BAFTA");
 - weak evidence (a surname or given name alone, a name without its middle name) joins the
   short name's group to a full name's group only when it points at exactly one:
   "Halvorsen" after both "Ingrid Halvorsen" and "Halvorsen Aquatics" stays apart, and two
@@ -43,7 +44,7 @@ from dataclasses import dataclass
 
 from ragstream.common.derive import FALLBACK_TYPES
 from ragstream.common.models import entity_key
-from ragstream.common.text.fold import is_cjk, name_form
+from ragstream.common.text.fold import is_acronym_plural, is_cjk, name_form
 from ragstream.indexer.resolution.blocks import block_pairs, initial
 from ragstream.indexer.resolution.checked import Verdict, joined, one_type
 from ragstream.indexer.resolution.evidence import (
@@ -173,8 +174,10 @@ def _accepted(same: SameAs, members: Mapping[str, Member]) -> bool:
     if same.rule != "plural":
         return True
     named = [members[k] for k in (same.a, same.b) if k in members]
-    return all(m.name == m.name.lower() for m in named) or all(
-        m.full and m.type != "person" for m in named
+    return (
+        all(m.name == m.name.lower() for m in named)
+        or all(m.full and m.type != "person" for m in named)
+        or any(is_acronym_plural(m.name) for m in named)
     )
 
 
