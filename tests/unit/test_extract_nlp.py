@@ -380,6 +380,20 @@ def test_offices_ranks_and_epithets_alone_are_no_names() -> None:
     assert {"Beaufort", "County of Nassau", "Earldom of Morton", "Paternus"} <= names
 
 
+def test_roles_alone_or_after_a_nationality_are_no_names() -> None:
+    text = (
+        "He is also a Music Producer, Songwriter and Arranger. Of two Choreographers "
+        "invited, one came. John Wilcox was a British Cinematographer. Seth Joshua was a "
+        "Welsh minister and Evangelist. Princess Dibyasambanna (Née Mom Chao Dibyasambanna) "
+        "was born in 1880. Baggot joined the American Society of Cinematographers and "
+        'starred in "The Evangelist".'
+    )
+    names = offline_names(text)
+    roles = {"Arranger", "Choreographers", "British Cinematographer", "Evangelist"}
+    assert not names & (roles | {"Née"})
+    assert {"Seth Joshua", "American Society of Cinematographers", "The Evangelist"} <= names
+
+
 def test_an_adverb_opening_a_sentence_opens_no_name() -> None:
     text = (
         "Officially the Blue Mountains were named in 1788. Currently Sushma Berlia chairs the "

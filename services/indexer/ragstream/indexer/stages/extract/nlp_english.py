@@ -209,9 +209,11 @@ def _span(tokens: list[Token], sentence: str, words: ChunkWords) -> tuple[Span, 
     name = sentence[tokens[0].start : tokens[-1].end]
     after = sentence[tokens[-1].end :]
     words_only = [t.text for t in tokens if t.kind != "number"]
+    if _role(words_only):
+        return None
     if len(words_only) == 1:
         word = words_only[0]
-        if word in lex.DEMONYMS or word in lex.TITLES or word in lex.HEAD_WORDS:
+        if word in lex.DEMONYMS or word in lex.HEAD_WORDS or word in lex.BIRTH_MARKERS:
             return None
         # "Formed", "Disbanded", "Away" of "Home and Away"; after a title, a surname ("Mr Young")
         if everyday_word(word) and not titled:
@@ -226,6 +228,22 @@ def _span(tokens: list[Token], sentence: str, words: ChunkWords) -> tuple[Span, 
     shaped = person_shaped(tokens) and not own
     evidence = own | context(tokens, shaped, titled, sentence, after)
     return Span(name, tokens[0].start, tokens[-1].end, frozenset(evidence)), shaped
+
+
+def _role(words: list[str]) -> bool:
+    """A title alone ("served as Regent"), an occupation alone or in the plural
+    ("Songwriter and Arranger", "Choreographers"), or an occupation after a nationality ("a
+    British Cinematographer"): a role, not a name. A title's plural may be a name ("Queens",
+    the borough; "Senators", a team)."""
+    *before, last = words
+    if before:
+        return last in lex.OCCUPATIONS and all(w in _ORIGIN_WORDS for w in before)
+    return (
+        last in lex.TITLES or last in lex.OCCUPATIONS or last.removesuffix("s") in lex.OCCUPATIONS
+    )
+
+
+_ORIGIN_WORDS = lex.DEMONYMS | lex.GROUP_WORDS | lex.GROUP_QUALIFIERS
 
 
 def _untitled(tokens: list[Token]) -> tuple[list[Token], bool]:

@@ -42,6 +42,17 @@ TITLES = _words(
 )
 """Stripped from the front of a name; what remains of the name is then a person. Alone, a
 title names nothing ("served as Regent", "an Italian Cardinal")."""
+OCCUPATIONS = _words(
+    """Actor Actress Arranger Author Bassist Cellist Choreographer Cinematographer Composer
+    Conductor Dancer Drummer Engineer Evangelist Guitarist Illustrator Journalist Lyricist
+    Missionary Musician Novelist Painter Photographer Pianist Playwright Poet Preacher
+    Producer Screenwriter Sculptor Singer Songwriter Violinist"""
+)
+"""What a person does, capitalized in a list of roles ("Music Producer, Songwriter and
+Arranger", "a Welsh minister and Evangelist"): alone, or after a nationality, it names
+nothing. A title in quotation marks ("The Evangelist") is read whole elsewhere (nlp_titles)."""
+BIRTH_MARKERS = _words("Née Né")
+"""Before the name someone was born with ("Princess Dibyasambanna (Née ...)"): no name."""
 HONORIFICS = _words("Mr Mrs Ms Mx Dr Prof Professor Sir Dame Lord Lady Doctor Rev Father Sister")
 """Titles that only ever stand before a person's name. The others (offices and ranks) also
 open the names of companies and things: "General Motors", "Prince Aviation"."""
