@@ -13,6 +13,7 @@ from ragstream.common.text.fold import (
     demonym_bases,
     expanded_fold,
     fold,
+    head_singular_fold,
     name_form,
     singular_fold,
     unprefixed_fold,
@@ -89,10 +90,12 @@ def test_plural_folds_lowercase_names_and_names_of_several_words() -> None:
 
 
 def test_plural_folds_the_head_of_a_name_and_an_acronym() -> None:
-    # The head stands before "of" or "for"; what follows is no plural of the name.
-    assert singular_fold("Academy Awards for Best Actor") == "academy award for best actor"
-    assert singular_fold("Counts of Blois") == "count of blois"
-    assert singular_fold("Museum of Fine Arts") == singular_fold("Count of Blois") == ""
+    # The head stands before "of" or "for"; the last word may be a plural too.
+    assert head_singular_fold("Academy Awards for Best Actor") == "academy award for best actor"
+    assert head_singular_fold("Counts of Blois") == "count of blois"
+    assert head_singular_fold("Count of Blois") == head_singular_fold("Museum of Arts") == ""
+    assert head_singular_fold("Pulitzer Prizes") == head_singular_fold("Of Mice") == ""
+    assert singular_fold("Institute of Contemporary Arts") == "institute of contemporary art"
     assert singular_fold("BAFTAs") == "bafta"
     assert singular_fold("EPs") == "ep"
     assert singular_fold("BAFTA") == singular_fold("Ps") == singular_fold("LaserDiscs") == ""

@@ -114,25 +114,32 @@ def _initialisms(words: list[str]) -> list[str]:
 
 
 def singular_fold(name: str) -> str:
-    """The folded form with a plain English plural dropped from its head word, for a name
-    written in lowercase (a common noun) or of two words or more: the last word ("sensors"
-    / "sensor", "Reformed Churches" / "reformed church", "Pulitzer Prizes" / "pulitzer
-    prize"), or the word before a first "of" or "for", where an English name's head stands
-    ("Academy Awards for Best Actor" / "academy award for best actor", "Counts of Blois" /
-    "count of blois"). An acronym's plural is the acronym ("BAFTAs" / "bafta"). Never
-    another one-word proper name ("Mars", "Hughes", "Amazons"); "" when the rule does not
-    apply."""
+    """The folded form with a plain English plural dropped from its last word ("sensors" /
+    "sensor", "Reformed Churches" / "reformed church", "Pulitzer Prizes" / "pulitzer
+    prize"), for a name written in lowercase (a common noun) or of two words or more; an
+    acronym's plural is the acronym ("BAFTAs" / "bafta"). Never another one-word proper
+    name ("Mars", "Hughes", "Amazons"); "" when the rule does not apply."""
     folded = fold(name)
     if is_cjk(folded) or not folded:
         return ""
     if " " not in folded:
-        if _ACRONYM_PLURAL.fullmatch(name.strip()):
+        if is_acronym_plural(name):
             return folded[:-1]
         if name != name.lower():
             return ""
-    words = folded.split()
-    at = next((i for i, w in enumerate(words) if w in _HEAD_ENDS and i > 0), len(words)) - 1
-    single = _singular(words[at])
+    head, _, last = folded.rpartition(" ")
+    single = _singular(last)
+    return f"{head} {single}".strip() if single else ""
+
+
+def head_singular_fold(name: str) -> str:
+    """The folded form with a plural dropped from the head of a name the words "of" or "for"
+    follow, the word before them ("Academy Awards for Best Actor" / "academy award for best
+    actor", "Counts of Blois" / "count of blois"); "" when the name has no such head or it
+    is no plural (the last word is `singular_fold`'s: "Institute of Contemporary Arts")."""
+    words = fold(name).split()
+    at = next((i for i, w in enumerate(words) if w in _HEAD_ENDS and i > 0), 0) - 1
+    single = _singular(words[at]) if at >= 0 and not is_cjk(name) else ""
     return " ".join([*words[:at], single, *words[at + 1 :]]) if single else ""
 
 

@@ -8,8 +8,9 @@ sees only the evidence present. The rules, safest first:
   short forms written out ("U.S. Army", "War& Peace"), and a title of two words or more
   after a leading article meets its form without it (`fold.unprefixed_fold`: "The Bedford
   Incident" / "Bedford Incident", "A Night of Mystery" / "Night of Mystery").
-- `plural`: a name and its singular (`fold.singular_fold`: "sensors" / "sensor", "Academy
-  Awards for Best Actor" / "academy award for best actor", "BAFTAs" / "bafta"); stage 2
+- `plural`: a name and its singular (`fold.singular_fold`: "sensors" / "sensor", "BAFTAs"
+  / "bafta"; `fold.head_singular_fold`: "Academy Awards for Best Actor" / "academy award
+  for best actor"); stage 2
   accepts it only between names both written in lowercase, or both of several words and
   neither typed person, or an acronym and its plural.
 - `abbreviation`: "Full Name (ABBR)" or "ABBR (Full Name)" in the text, the initials
@@ -62,6 +63,7 @@ from ragstream.common.text.fold import (
     demonym_bases,
     expanded_fold,
     fold,
+    head_singular_fold,
     is_cjk,
     singular_fold,
     unprefixed_fold,
@@ -133,6 +135,7 @@ def _folded(names: list[tuple[str, str]]) -> list[SameAs]:
         found.append(SameAs(key, fold(name), "name"))
         found.append(SameAs(key, compact(name), "name"))
         found.append(SameAs(key, singular_fold(name), "plural"))
+        found.append(SameAs(key, head_singular_fold(name), "plural"))
         found.append(SameAs(key, expanded_fold(name), "name"))
         found.append(SameAs(key, unprefixed_fold(name), "name"))
     return found
