@@ -8,8 +8,9 @@ an index `ragstream eval multihop --index-dir DIR` kept:
 
 Printed per index: entities, pairs, the pairs the LLM check would put to an LLM with the
 default settings (`check_pairs`: types compatible, neither name with `check_neighbours` or
-more others at the threshold), and a seeded sample of the pairs (names, types, cosine, and
-whether the check would ask it) to judge by hand.
+more others at the threshold), the pairs counted by how their names differ
+(`how_they_differ`), and a seeded sample of the pairs (names, types, cosine, and whether the
+check would ask it) to judge by hand.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import argparse
 import asyncio
 import json
 import random
+import re
 import sqlite3
 from collections import Counter
 from pathlib import Path
@@ -26,6 +28,7 @@ import numpy as np
 
 from ragstream.common.config_resolution import ResolutionConfig
 from ragstream.common.providers.minilm import MiniLMEmbedder
+from ragstream.common.text.fold import fold
 from ragstream.indexer.resolution.names import compatible
 
 BLOCK = 2048
@@ -38,6 +41,38 @@ def entity_names(index_dir: Path) -> list[tuple[str, str]]:
     ).fetchall()
     named = [json.loads(attrs) for (attrs,) in rows]
     return sorted((str(e.get("name", "")), str(e.get("type", ""))) for e in named)
+
+
+_NUMBER = re.compile(r"[ivxl]+|\d+(?:st|nd|rd|th)?")
+"""A folded regnal, sequel or ordinal number: "ii", "3", "41st"."""
+
+
+def how_they_differ(a: str, b: str) -> str:
+    """How two near names differ, by their folded words, so that the pairs left can be read
+    by kind: "article" ("The Predator" / "Predator"), "number added" ("Albert I" /
+    "Albert"), "generation" ("Ernie Reyes Jr" / "Ernie Reyes"), "another number" ("Route
+    26" / "Route 28"), "plural" ("Butlers" / "Butler"), "ending" ("Ancient Egyptian" /
+    "Ancient Egypt"), "one word" ("Manuel Pérez de Guzmán" / "Pedro Pérez de Guzmán"),
+    "contained" (one's words all in the other's: "South Korea" / "Korea"), "other"."""
+    short, long_ = sorted((fold(a).split(), fold(b).split()), key=len)
+    if long_[1:] == short and long_[0] in ("the", "a", "an"):
+        return "article"
+    if long_[:-1] == short and long_[-1] in ("jr", "sr"):
+        return "generation"
+    if long_[:-1] == short and _NUMBER.fullmatch(long_[-1]):
+        return "number added"
+    differ = [(x, y) for x, y in zip(short, long_, strict=False) if x != y]
+    if len(short) == len(long_) and len(differ) == 1:
+        return _one_word_apart(*differ[0])
+    return "contained" if set(short) <= set(long_) else "other"
+
+
+def _one_word_apart(x: str, y: str) -> str:
+    if _NUMBER.fullmatch(x) or _NUMBER.fullmatch(y):
+        return "another number"
+    if {f"{x}s", f"{x}es"} & {y} or {f"{y}s", f"{y}es"} & {x}:
+        return "plural"
+    return "ending" if x.startswith(y) or y.startswith(x) else "one word"
 
 
 def close_pairs(vectors: np.ndarray, threshold: float) -> list[tuple[int, int, float]]:
@@ -75,6 +110,9 @@ async def report(index_dir: Path, threshold: float, sample: int, seed: int) -> d
         "pairs": len(pairs),
         "same_type_pairs": sum(names[i][1] == names[j][1] for i, j, _ in pairs),
         "check_pairs": sum(asked(i, j) for i, j, _ in pairs),
+        "differences": dict(
+            Counter(how_they_differ(names[i][0], names[j][0]) for i, j, _ in pairs).most_common()
+        ),
         "sample": [
             [names[i][0], names[i][1], names[j][0], names[j][1], round(score, 3), asked(i, j)]
             for i, j, score in sorted(chosen)
