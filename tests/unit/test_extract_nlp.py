@@ -392,6 +392,8 @@ def test_roles_alone_or_after_a_nationality_are_no_names() -> None:
     roles = {"Arranger", "Choreographers", "British Cinematographer", "Evangelist"}
     assert not names & (roles | {"Née"})
     assert {"Seth Joshua", "American Society of Cinematographers", "The Evangelist"} <= names
+    # After a title, the word is a surname.
+    assert {"Singer", "Arranger"} <= offline_names("She met Mr Singer. Dr. Arranger left.")
 
 
 def test_an_adverb_opening_a_sentence_opens_no_name() -> None:

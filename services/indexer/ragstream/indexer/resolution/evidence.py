@@ -10,9 +10,8 @@ sees only the evidence present. The rules, safest first:
   Incident" / "Bedford Incident", "A Night of Mystery" / "Night of Mystery").
 - `plural`: a name and its singular (`fold.singular_fold`: "sensors" / "sensor", "BAFTAs"
   / "bafta"; `fold.head_singular_fold`: "Academy Awards for Best Actor" / "academy award
-  for best actor"); stage 2
-  accepts it only between names both written in lowercase, or both of several words and
-  neither typed person, or an acronym and its plural.
+  for best actor"); stage 2 accepts it only between names both written in lowercase, or
+  both of several words and neither typed person, or an acronym and its plural.
 - `abbreviation`: "Full Name (ABBR)" or "ABBR (Full Name)" in the text, the initials
   matching.
 - `short_name`: a person's surname or given name used alone after the full name in the

@@ -209,7 +209,7 @@ def _span(tokens: list[Token], sentence: str, words: ChunkWords) -> tuple[Span, 
     name = sentence[tokens[0].start : tokens[-1].end]
     after = sentence[tokens[-1].end :]
     words_only = [t.text for t in tokens if t.kind != "number"]
-    if _role(words_only):
+    if _role(words_only, titled):
         return None
     if len(words_only) == 1:
         word = words_only[0]
@@ -230,17 +230,19 @@ def _span(tokens: list[Token], sentence: str, words: ChunkWords) -> tuple[Span, 
     return Span(name, tokens[0].start, tokens[-1].end, frozenset(evidence)), shaped
 
 
-def _role(words: list[str]) -> bool:
+def _role(words: list[str], titled: bool) -> bool:
     """A title alone ("served as Regent"), an occupation alone or in the plural
     ("Songwriter and Arranger", "Choreographers"), or an occupation after a nationality ("a
-    British Cinematographer"): a role, not a name. A title's plural may be a name ("Queens",
-    the borough; "Senators", a team)."""
+    British Cinematographer"): a role, not a name. After a title an occupation's word is a
+    surname ("Mr Singer"), and a title's plural may be a name ("Queens", the borough;
+    "Senators", a team)."""
+    if not words:
+        return False
     *before, last = words
     if before:
         return last in lex.OCCUPATIONS and all(w in _ORIGIN_WORDS for w in before)
-    return (
-        last in lex.TITLES or last in lex.OCCUPATIONS or last.removesuffix("s") in lex.OCCUPATIONS
-    )
+    occupation = last in lex.OCCUPATIONS or last.removesuffix("s") in lex.OCCUPATIONS
+    return last in lex.TITLES or (occupation and not titled)
 
 
 _ORIGIN_WORDS = lex.DEMONYMS | lex.GROUP_WORDS | lex.GROUP_QUALIFIERS
