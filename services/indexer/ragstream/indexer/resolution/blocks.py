@@ -12,9 +12,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
-from ragstream.common.derive import FALLBACK_TYPES
 from ragstream.common.text.fold import content_words
-from ragstream.indexer.resolution.evidence import BLOCKED, SameAs, is_block
+from ragstream.indexer.resolution.evidence import BLOCKED, PERSON_OR_UNTYPED, SameAs, is_block
 from ragstream.indexer.resolution.member import Member
 
 
@@ -78,7 +77,7 @@ def _without_middle(a: Member, b: Member) -> bool:
     mistake, and "French Wars", nor "Duke Carl Alexander" and "Duke Alexander")."""
     short, full = sorted((a.name.casefold().split(), b.name.casefold().split()), key=len)
     types = {a.type, b.type}
-    if "person" not in types or not types <= _PERSON_OR_UNTYPED or short == full:
+    if "person" not in types or not types <= PERSON_OR_UNTYPED or short == full:
         return False
     if types != {"person"} and not any(initial(w) for w in short[1:-1] + full[1:-1]):
         return False
@@ -90,9 +89,6 @@ def _without_middle(a: Member, b: Member) -> bool:
         return False  # "George W. Bush" is no "George H. W. Bush"
     rest = iter(full)
     return all(w in rest for w in short)
-
-
-_PERSON_OR_UNTYPED = frozenset({"person", *FALLBACK_TYPES})
 
 
 def initial(word: str) -> bool:
@@ -112,7 +108,7 @@ def _used_alone(a: Member, b: Member) -> bool:
         len(short.name.split()) == 1
         and len(words) > 1
         and full.type == "person"
-        and short.type in ("person", *FALLBACK_TYPES)
+        and short.type in PERSON_OR_UNTYPED
         and short.name.casefold() in (words[0].casefold(), words[-1].casefold())
     )
 

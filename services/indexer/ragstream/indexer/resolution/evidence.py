@@ -87,7 +87,8 @@ _PAREN_ABBR = re.compile(r"\(\s*([A-Z][A-Za-z0-9&.]{1,11})\s*\)")
 _ABBR_PAREN = re.compile(r"(?<![\w.])([A-Z][A-Z0-9&.]{1,11})\s*\(([^()]{3,120})\)")
 _WORD = re.compile(r"[^\W_][\w&'.-]*")
 _INITIAL = re.compile(r"[A-Z]\.")
-_PERSON_TYPES = frozenset({"person", *FALLBACK_TYPES})
+PERSON_OR_UNTYPED = frozenset({"person", *FALLBACK_TYPES})
+"""Types a person's name may carry: person, or none the evidence gave."""
 _GLOSS = r"\s*[（(]((?:[^（）()\u3400-\u9fff]|简称|下称|又称|英文名){2,160})[）)]"
 """Parentheses right after a Chinese name, holding no ideograph but a "short form" marker."""
 _GLOSS_PARTS = re.compile(r"\s*[，,、;；]\s*(?:简称|下称|又称|英文名)?\s*")
@@ -186,7 +187,7 @@ def _document_names(text: str, name: str, type_: str, words: list[str]) -> list[
     parts = name.split()
     if type_ == "person" and 2 <= len(parts) <= 3 and all(map(_is_name_word, parts)):
         return [words[0], words[-1]]
-    lone = len(parts) == 1 and _is_name_word(name) and type_ in _PERSON_TYPES
+    lone = len(parts) == 1 and _is_name_word(name) and type_ in PERSON_OR_UNTYPED
     if lone and not re.search(name_pattern(name.lower()), text):
         return words
     return []
@@ -235,7 +236,7 @@ def _short_names(text: str, names: list[tuple[str, str]]) -> list[SameAs]:
         if type_ != "person" or not 2 <= len(words) <= 3 or not all(map(_is_name_word, words)):
             continue
         for short in (words[0], words[-1]):
-            if types.get(short, "") in _PERSON_TYPES and _used_alone_after(text, short, full):
+            if types.get(short, "") in PERSON_OR_UNTYPED and _used_alone_after(text, short, full):
                 found.append(SameAs(entity_key(short), entity_key(full), "short_name"))
     return found
 
