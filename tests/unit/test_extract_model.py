@@ -21,6 +21,7 @@ from ragstream.indexer.stages.extract.nlp_model import (
     model_votes,
     not_names,
 )
+from ragstream.indexer.stages.extract.nlp_possessive import possessive_names
 
 CORPUS = demo_data.CORPUS
 
@@ -173,3 +174,60 @@ def test_an_honour_is_a_concept_whatever_the_model_reads_in_it() -> None:
         "Filmfare Award for Best Female Debut": "concept",
         "Primetime Emmy Award for Outstanding Lead Actress": "concept",
     }
+
+
+def test_a_name_the_model_reads_across_a_possessive_is_one_name() -> None:
+    text = (
+        "The People's Republic of China was founded in 1949. She studied at King's College "
+        "London and was buried in St George's Chapel, Windsor Castle. The Women's Tennis "
+        "Association met. He won the America's Cup. An account in Hall's Chronicle says so."
+    )
+    for tagged, kept in ((None, True), (tagger(), False)):
+        names = {e.name for e in extract_offline(text, tagged).entities}
+        # The rules end a name at a possessive: a wrong country, a saint, a remnant.
+        assert ({"Republic of China", "St George", "Chronicle"} <= names) is kept
+    assert {
+        "People's Republic of China",
+        "King's College London",
+        "St George's Chapel",
+        "Women's Tennis Association",
+        "America's Cup",
+        "Hall's Chronicle",
+        "Windsor Castle",
+    } <= names
+
+
+def test_a_possessive_before_a_name_is_its_owner_not_part_of_it() -> None:
+    text = "Britain's Prime Minister Tony Blair met Germany's Angela Merkel in London's West End."
+    names = {e.name for e in extract_offline(text, tagger()).entities}
+    assert {"Tony Blair", "Angela Merkel", "West End"} <= names
+    assert not [name for name in names if "'s" in name]
+
+
+@pytest.mark.parametrize(
+    ("span", "sentences", "name"),
+    [
+        ("People's Republic of China", [], "People's Republic of China"),  # a kind of people
+        ("Korean People's Army", [], "Korean People's Army"),
+        ("Court of King's Bench", [], "Court of King's Bench"),
+        ("Seattle Storm of the Women's National Basketball Association", [], None),
+        ("St George's Chapel", ["Kings are buried there."], "St George's Chapel"),  # a saint's
+        ("Prince George's County", [], "Prince George's County"),  # a titled person's
+        ("Hall's Chronicle", ["An account in Hall's Chronicle."], "Hall's Chronicle"),
+        ("Hall's Chronicle", ["Edward Hall wrote it."], None),  # the chunk names the owner
+        ("Lucasfilm's Computer Division", ["Lucasfilm sold it."], None),
+        ("World Health Organization's List of Essential Medicines", [], None),  # an owner
+        ("King's Chapel, Boston", [], "King's Chapel"),  # cut at punctuation no name holds
+        ("\" The Witch's Curse", [], "Witch's Curse"),
+        ("Valencian People's Union (UPV", [], "Valencian People's Union"),
+        ("People's Artist of", [], None),  # a name ends with a name's word
+        ("Draughtsman's Contract It", [], None),
+        ("That's Entertainment", [], None),  # "that is", no possessive
+        ("university's School of Speech", [], None),
+        ("Peter Greenaway", [], None),  # no possessive inside
+    ],
+)
+def test_a_possessive_inside_a_name_is_part_of_it_when_no_owner_is_named(
+    span: str, sentences: list[str], name: str | None
+) -> None:
+    assert possessive_names([span], sentences) == ([] if name is None else [name])

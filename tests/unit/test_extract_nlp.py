@@ -460,6 +460,22 @@ def test_an_origin_before_a_title_and_an_honour_after_a_name_are_not_part_of_it(
     assert not any("President" in name or "Chancellor" in name for name in types)
 
 
+QUALIFIED_TITLES = (
+    "He met Prime Minister Tony Blair. The British Prime Minister John Major and Deputy "
+    "Prime Minister John Prescott agreed with Foreign Minister Sergei Lavrov. He watched "
+    "Prime Video and Prime Suspect. The Foreign Legion marched. The Prime Minister spoke."
+)
+
+
+def test_the_words_that_qualify_a_title_go_with_it() -> None:
+    people = ["Tony Blair", "John Major", "John Prescott", "Sergei Lavrov"]
+    types = {e.name: e.type for e in extract_offline(QUALIFIED_TITLES).entities}
+    assert {name: types.get(name) for name in people} == dict.fromkeys(people, "person")
+    # Before one common word, or alone, a qualifier is no title: a name of its own, or none.
+    assert {"Prime Video", "Prime Suspect", "Foreign Legion"} <= types.keys()
+    assert not [name for name in types if "Minister" in name or name == "Prime"]
+
+
 def test_a_title_in_quotation_marks_is_one_name_of_a_work() -> None:
     text = (
         'Roger Corman directed" The Pit and the Pendulum"( 1961). The Marx Brothers starred in '

@@ -255,12 +255,11 @@ def _untitled(tokens: list[Token]) -> tuple[list[Token], bool]:
     never after an honorific ("Mr Young"). So is a title before words that end as a place's,
     an organization's or an event's name ("Prince Edward Island", "Queen Elizabeth
     Hospital"). An origin before the title goes with it ("German Chancellor Angela Merkel",
-    "U.S. President Theodore Roosevelt")."""
+    "U.S. President Theodore Roosevelt"), as do the words that qualify it ("Prime Minister
+    Tony Blair", lex.TITLE_QUALIFIERS)."""
     origin = bool(tokens) and tokens[0].text in lex.ORIGINS
-    start = 1 if origin and len(tokens) > 1 and tokens[1].text in lex.TITLES else 0
-    begun = start
-    while start < len(tokens) and tokens[start].text in lex.TITLES:
-        start += 1
+    begun = 1 if origin and _after_title(tokens, 1) > 1 else 0
+    start = _after_title(tokens, begun)
     if start == begun:
         return tokens, False
     rest = tokens[start:]
@@ -272,6 +271,18 @@ def _untitled(tokens: list[Token]) -> tuple[list[Token], bool]:
         if word in lex.HEAD_WORDS or everyday_word(word):
             return tokens[start - 1 :], False
     return rest, True
+
+
+def _after_title(tokens: list[Token], start: int) -> int:
+    """Where the title opening `tokens[start:]` ends: after its qualifiers and titles
+    ("Prime Minister", "Vice President"); `start` when no title opens them."""
+    end = start
+    while end < len(tokens) and tokens[end].text in lex.TITLE_QUALIFIERS:
+        end += 1
+    titles = end
+    while end < len(tokens) and tokens[end].text in lex.TITLES:
+        end += 1
+    return end if end > titles else start
 
 
 def _opens_name(tokens: list[Token]) -> bool:

@@ -39,15 +39,19 @@ from ragstream.indexer.stages.extract.nlp_lexicon import (
     CONCEPT,
     EXTRA_STOPWORDS,
     ORGANIZATION,
+    PERSON,
     SUBJECT_PRONOUNS,
     TITLES,
 )
 from ragstream.indexer.stages.extract.nlp_model import (
+    GROUP,
+    NOT_A_NAME,
     NameTagger,
     apply_votes,
     model_votes,
     not_names,
 )
+from ragstream.indexer.stages.extract.nlp_possessive import possessive_names
 from ragstream.indexer.stages.extract.nlp_spans import alias_pairs, non_overlapping, resolve_types
 from ragstream.indexer.stages.extract.nlp_subject import subject_type
 from ragstream.indexer.stages.extract.nlp_titles import quoted_titles
@@ -121,9 +125,13 @@ def extract_offline(text: str, tagger: NameTagger | None = None) -> ExtractionRe
     """
     sentences = split_sentences(text)
     names = _discover(sentences)
+    tags = tagger.tag(sentences) if tagger is not None and names.spelling else None
+    if tags is not None:
+        spans = [t.name for t in tags if t.entity_type not in (NOT_A_NAME, GROUP, PERSON)]
+        _adopt(names, possessive_names(spans, sentences))
     types = resolve_types(names.spelling, names.evidence, names.aliases)
-    if tagger is not None and names.spelling:
-        votes = model_votes(tagger.tag(sentences))
+    if tags is not None:
+        votes = model_votes(tags)
         dropped = not_names(names.spelling, names.evidence, votes)
         _drop(names, [key for key in dropped if key != names.title])
         # A name the rules read as a concept (an honour's) takes no type from the model.
@@ -186,6 +194,15 @@ def _discover(sentences: Sequence[str]) -> _Names:
     ]
     _drop(names, remnants)
     return names
+
+
+def _adopt(names: _Names, spellings: Iterable[str]) -> None:
+    """Adds names the rules missed; where the chunk writes one, the scan reads it, longest
+    first, instead of the parts the rules found inside it."""
+    for spelling in spellings:
+        key = entity_key(spelling)
+        names.spelling.setdefault(key, spelling)
+        names.variants.setdefault(spelling, key)
 
 
 def _drop(names: _Names, keys: Iterable[str]) -> None:

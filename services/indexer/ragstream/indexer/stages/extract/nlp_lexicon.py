@@ -42,6 +42,16 @@ TITLES = _words(
 )
 """Stripped from the front of a name; what remains of the name is then a person. Alone, a
 title names nothing ("served as Regent", "an Italian Cardinal")."""
+TITLE_QUALIFIERS = _words("Prime Deputy Acting Foreign")
+"""Words that make a title of a title ("Prime Minister", "Deputy Prime Minister", "Acting
+President", "Foreign Minister"): stripped with it before a person's name, nothing alone."""
+GENITIVE_KINDS = _words(
+    """People Women Men Children Woman Man Girls Boys Ladies Gentlemen Workers Farmers Soldiers
+    Veterans Citizens King Queen Prince Princess Lord Lady"""
+)
+"""Possessors that make a kind of thing of a name rather than say whose it is ("People's
+Republic of China", "Women's Tennis Association", "King's College": nlp_possessive)."""
+SAINTS = _words("St St. Saint")
 OCCUPATIONS = _words(
     """Actor Actress Arranger Author Bassist Cellist Choreographer Cinematographer Composer
     Conductor Dancer Drummer Engineer Evangelist Guitarist Illustrator Journalist Lyricist
