@@ -92,11 +92,17 @@ def quoted_words(corpus: Path) -> set[str]:
     return found
 
 
+_DISAMBIGUATION = re.compile(r"\s+\([^()]+\)$")
+
+
 def titles(corpus: Path) -> set[str]:
-    return {
+    """The passages' titles, as written and without the parenthesis that tells a title from
+    others of its name ("Red (2010 film)" is about "Red")."""
+    written = [
         str(json.loads(line).get("title", ""))
         for line in corpus.read_text(encoding="utf-8").splitlines()
-    }
+    ]
+    return {*written, *(_DISAMBIGUATION.sub("", title) for title in written)}
 
 
 def report(

@@ -249,6 +249,17 @@ def test_a_title_the_passage_names_again_is_its_subject_and_pronouns_refer_to_it
     assert "second son of Emperor Lothair I" in subject.description
 
 
+def test_a_title_is_named_without_the_parenthesis_that_tells_it_from_others() -> None:
+    film = "The Pit and the Pendulum (1913 film)\n\nThe Pit and the Pendulum is a 1913 film."
+    assert {e.name: e.type for e in extract_offline(film).entities} == {
+        "The Pit and the Pendulum": "product"
+    }
+    person = "Henry Moore (cricketer)\n\nHenry Moore (born 1849) played for Hampshire."
+    assert {"Henry Moore", "Hampshire"} == offline_names(person)
+    # The passage names no "Red" again: a heading, not a name.
+    assert offline_names("Red (2010 film)\n\nIt is a 2010 action comedy film.") == set()
+
+
 def test_a_one_word_heading_not_named_again_is_not_an_entity() -> None:
     text = "Summary\n\nRevenue grew in the north. Costs fell."
     assert extract_offline(text).entities == ()

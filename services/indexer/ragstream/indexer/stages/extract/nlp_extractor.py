@@ -74,6 +74,7 @@ relation is embedded, so this bounds indexing cost too)."""
 
 TITLE_WORDS = 8
 _TITLE = re.compile(r"^[A-Z0-9][^.!?。！？:;]*$")
+_DISAMBIGUATION = re.compile(r"\s+\([^()]+\)$")
 _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[a-z]")
 _STOPWORDS = ENGLISH_STOPWORDS | EXTRA_STOPWORDS
 _NOT_NAMES = frozenset(word.lower() for word in _STOPWORDS | TITLES)
@@ -214,10 +215,12 @@ def _drop(names: _Names, keys: Iterable[str]) -> None:
 
 def _title(sentences: Sequence[str]) -> str | None:
     """The chunk's title line when the chunk names it again ("Phoolwari" over "Phoolwari is
-    a 1946 film"): the repeat shows it is a name, not a heading like "Quarterly review"."""
+    a 1946 film"): the repeat shows it is a name, not a heading like "Quarterly review". A
+    title's last parenthesis tells it from others of its name and is not part of it
+    ("Henry Moore (cricketer)", "The Pit and the Pendulum (1913 film)")."""
     if len(sentences) < 2 or not _TITLE.match(sentences[0]):
         return None
-    title = sentences[0]
+    title = _DISAMBIGUATION.sub("", sentences[0])
     words = title.split(" ")
     capitalized = all(w[:1].isupper() or w[:1].isdigit() or w in _STOPWORDS for w in words)
     if len(words) > TITLE_WORDS or not capitalized or title.lower() in _STOPWORDS:
