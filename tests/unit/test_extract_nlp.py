@@ -256,6 +256,12 @@ def test_a_title_is_named_without_the_parenthesis_that_tells_it_from_others() ->
     }
     person = "Henry Moore (cricketer)\n\nHenry Moore (born 1849) played for Hampshire."
     assert {"Henry Moore", "Hampshire"} == offline_names(person)
+    painting = (
+        "The Body of the Dead Christ in the Tomb\n\nThe Body of the Dead Christ in the Tomb "
+        "is a painting by Hans Holbein the Younger."
+    )
+    assert "The Body of the Dead Christ in the Tomb" in offline_names(painting)
+    assert not offline_names(painting) & {"Tomb", "Dead Christ"}
     # The passage names no "Red" again: a heading, not a name.
     assert offline_names("Red (2010 film)\n\nIt is a 2010 action comedy film.") == set()
 
@@ -397,10 +403,10 @@ def test_roles_alone_or_after_a_nationality_are_no_names() -> None:
         "invited, one came. John Wilcox was a British Cinematographer. Seth Joshua was a "
         "Welsh minister and Evangelist. Princess Dibyasambanna (Née Mom Chao Dibyasambanna) "
         "was born in 1880. Baggot joined the American Society of Cinematographers and "
-        'starred in "The Evangelist".'
+        'starred in "The Evangelist". He is an Austrian chess Grandmaster.'
     )
     names = offline_names(text)
-    roles = {"Arranger", "Choreographers", "British Cinematographer", "Evangelist"}
+    roles = {"Arranger", "Choreographers", "British Cinematographer", "Evangelist", "Grandmaster"}
     assert not names & (roles | {"Née"})
     assert {"Seth Joshua", "American Society of Cinematographers", "The Evangelist"} <= names
     # After a title, the word is a surname.

@@ -72,7 +72,9 @@ RELATION_WINDOW = 2
 related ones, and a sentence listing n names gives about 2n relations, not n²/2 (each
 relation is embedded, so this bounds indexing cost too)."""
 
-TITLE_WORDS = 8
+TITLE_WORDS = 12
+"""The longest title line read as a name ("Royal Commission into Institutional Responses to
+Child Sexual Abuse", "The Body of the Dead Christ in the Tomb"); a longer line is a heading."""
 _TITLE = re.compile(r"^[A-Z0-9][^.!?。！？:;]*$")
 _DISAMBIGUATION = re.compile(r"\s+\([^()]+\)$")
 _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[a-z]")

@@ -54,7 +54,8 @@ Republic of China", "Women's Tennis Association", "King's College": nlp_possessi
 SAINTS = _words("St St. Saint")
 OCCUPATIONS = _words(
     """Actor Actress Arranger Author Bassist Cellist Choreographer Cinematographer Composer
-    Conductor Dancer Drummer Engineer Evangelist Guitarist Illustrator Journalist Lyricist
+    Conductor Dancer Draughtsman Drummer Engineer Evangelist Grandmaster Guitarist Illustrator
+    Journalist Lyricist
     Missionary Musician Novelist Painter Photographer Pianist Playwright Poet Preacher
     Producer Screenwriter Sculptor Singer Songwriter Violinist"""
 )
