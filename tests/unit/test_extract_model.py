@@ -231,3 +231,14 @@ def test_a_possessive_inside_a_name_is_part_of_it_when_no_owner_is_named(
     span: str, sentences: list[str], name: str | None
 ) -> None:
     assert possessive_names([span], sentences) == ([] if name is None else [name])
+
+
+def test_the_model_types_a_name_the_rules_write_without_its_last_period() -> None:
+    text = (
+        "Elizabeth II visited Martin Luther King Jr. in Atlanta. Warner Bros. made the film. "
+        "He played for Chelsea F.C. in 2001."
+    )
+    types = {e.name: e.type for e in extract_offline(text, tagger()).entities}
+    assert types["Martin Luther King Jr"] == "person"
+    assert types["Warner Bros"] == "organization"
+    assert types["Chelsea F.C"] == "organization"  # the rules' suffix, whatever the model reads

@@ -493,6 +493,21 @@ def test_the_words_that_qualify_a_title_go_with_it() -> None:
     assert not [name for name in types if "Minister" in name or name == "Prime"]
 
 
+PLACES_AND_DEGREES = (
+    "He climbed Mount Everest, sailed round Cape Horn and swam in Lake Pontchartrain. "
+    "River Phoenix was born in 1970. He received his B.A. from Yale University and a "
+    "Ph.D. in 1990."
+)
+
+
+def test_a_place_word_before_one_name_makes_a_place_and_a_degree_is_no_name() -> None:
+    places = ["Mount Everest", "Cape Horn", "Lake Pontchartrain"]
+    types = {e.name: e.type for e in extract_offline(PLACES_AND_DEGREES).entities}
+    assert {name: types.get(name) for name in places} == dict.fromkeys(places, "location")
+    assert types["River Phoenix"] == "person"  # "River" is a given name too
+    assert "Yale University" in types and not types.keys() & {"B.A", "Ph.D"}
+
+
 def test_a_title_in_quotation_marks_is_one_name_of_a_work() -> None:
     text = (
         'Roger Corman directed" The Pit and the Pendulum"( 1961). The Marx Brothers starred in '

@@ -34,6 +34,8 @@ _ENDS_NO_NAME = lex.POSTNOMINALS | {"the", "for"}
 """Words a name never ends with: "the", "for", honours after it ("Archibald Gordon CBE")."""
 _WORDISH = re.compile(r"\w")
 _STOPWORDS = ENGLISH_STOPWORDS | lex.EXTRA_STOPWORDS
+_NEVER_ALONE = lex.DEMONYMS | lex.HEAD_WORDS | lex.BIRTH_MARKERS | lex.DEGREES
+"""Words that are no name by themselves: an origin, a name's head, "Née", a degree."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,7 +215,7 @@ def _span(tokens: list[Token], sentence: str, words: ChunkWords) -> tuple[Span, 
         return None
     if len(words_only) == 1:
         word = words_only[0]
-        if word in lex.DEMONYMS or word in lex.HEAD_WORDS or word in lex.BIRTH_MARKERS:
+        if word in _NEVER_ALONE:
             return None
         # "Formed", "Disbanded", "Away" of "Home and Away"; after a title, a surname ("Mr Young")
         if everyday_word(word) and not titled:

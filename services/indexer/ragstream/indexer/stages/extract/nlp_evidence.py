@@ -51,7 +51,7 @@ def intrinsic(tokens: list[Token]) -> set[str]:
         evidence.add(lex.CONCEPT)
     if head in lex.ORG_SUFFIXES:
         evidence.add(lex.ORGANIZATION)
-    if head in lex.LOCATION_SUFFIXES:
+    if head in lex.LOCATION_SUFFIXES or (len(words) == 2 and words[0] in lex.LOCATION_PREFIXES):
         evidence.add(lex.LOCATION)
     series = len(tokens) == 2 and texts[0] == "Series" and tokens[1].kind == "letter"
     prefixed = texts[0] in lex.EVENT_PREFIXES and len(tokens) > 1

@@ -93,6 +93,12 @@ EPITHETS = _words("Elder Younger Great Good Bold Bald Pious Fat Wise Confessor C
 """Epithets after a name and "the": "Pieter Bruegel the Elder", "Philip the Bold"."""
 POSTNOMINALS = _words("CBE OBE MBE KBE GBE DBE FRS FRSE QC KC VC")
 """Honours written after a person's name, not part of it ("Archibald Gordon CBE")."""
+DEGREES = _words(
+    """B.A M.A Ph.D D.Phil D.Ph J.D D.D M.D B.S M.S B.Sc M.Sc LL.B LL.M LL.D M.B.A M.Phil
+    B.Ed M.Ed B.Com M.Com B.Tech M.Tech"""
+)
+"""Academic degrees as written with their periods (the last one cut off, as a name's end):
+"received his B.A. from Yale" names Yale, not a "B.A" that every graduate's passage shares."""
 
 ORG_SUFFIXES = _words(
     """Inc Corp Corporation Co Company Ltd Limited LLC LLP PLC plc GmbH AG SA AS ASA AB NV BV Oy
@@ -103,7 +109,7 @@ ORG_SUFFIXES = _words(
     Aerospace Motors Airlines Airways Energy Electronics Semiconductors Networks Software Systems
     Technologies Solutions Industries Logistics Shipping Equipment Media Studios Press Insurance
     Securities Consulting Services Enterprises Federation Union Party Office Bureau Church Museum
-    Library Center Centre"""
+    Library Center Centre FC F.C AFC A.F.C S.C C.F"""
 )
 """Last words of organization names."""
 DIGNITIES = _words(
@@ -142,6 +148,9 @@ LOCATION_SUFFIXES = _words(
     Strait Gulf Valley County Province Street Road Avenue Harbour Harbor Port Canal Desert Cape
     Forest Park Region District City"""
 )
+LOCATION_PREFIXES = _words("Lake Mount Mt Cape Isle Fort Port")
+"""Words that open a place's name of two words ("Mount Everest", "Cape Cod", "Lake Michigan");
+not "River", a given name too ("River Phoenix")."""
 DIRECTIONS = _words(
     """North South East West Northeast Northwest Southeast Southwest Northeastern Northwestern
     Southeastern Southwestern Midwestern Downtown"""

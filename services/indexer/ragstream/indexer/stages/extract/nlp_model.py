@@ -109,6 +109,7 @@ class SpacyTagger:
                 tags.append(Tag(ent.text, GROUP))
             elif ent.label_ in LABEL_TYPES:
                 name = _POSSESSIVE.sub("", _LEADING_ARTICLE.sub("", ent.text)).strip()
+                name = name.removesuffix(".")  # as the rules write it: "Martin Luther King Jr"
                 if name:
                     tags.append(Tag(name, LABEL_TYPES[ent.label_]))
         return tags
