@@ -500,6 +500,17 @@ PLACES_AND_DEGREES = (
 )
 
 
+def test_battles_sieges_revolutions_and_crises_are_events() -> None:
+    events = ["Battle of Hastings", "Siege of Cassel", "French Revolution", "Cuban Missile Crisis"]
+    text = " ".join(f"He wrote of the {event} in 1990." for event in events)
+    types = {e.name: e.type for e in extract_offline(text).entities}
+    assert {name: types.get(name) for name in events} == dict.fromkeys(events, "event")
+    assert offline_names("He lived in Battle Creek, Michigan.") >= {"Battle Creek"}
+    assert {e.name: e.type for e in extract_offline("He lived in Battle Creek.").entities} != {
+        "Battle Creek": "event"
+    }
+
+
 def test_a_place_word_before_one_name_makes_a_place_and_a_degree_is_no_name() -> None:
     places = ["Mount Everest", "Cape Horn", "Lake Pontchartrain"]
     types = {e.name: e.type for e in extract_offline(PLACES_AND_DEGREES).entities}

@@ -138,8 +138,11 @@ makes appearances "in the Football League for Tranmere Rovers"."""
 EVENT_PREFIXES = _words("Project Operation Programme Program")
 EVENT_SUFFIXES = _words(
     """Forum Conference Summit Congress Symposium Festival Expo Exhibition Fair Workshop Olympics
-    Games Cup Championship Championships War Election Meeting Week"""
+    Games Cup Championship Championships War Election Meeting Week Battle Battles Siege
+    Revolution Rebellion Uprising Massacre Crisis Tournament Marathon"""
 )
+"""A name's head that makes it an event: its last word, or the word before its "of"
+("Battle of Hastings", "Siege of Cassel", "French Revolution", "Cuban Missile Crisis")."""
 AWARD_HEADS = _words("Award Awards Prize Prizes Medal Medals Trophy")
 """An honour's name ("Academy Award for Best Actor", "Medal for Gallantry") is a concept,
 whatever the named-entity model reads in it (organization, work of art, law)."""
