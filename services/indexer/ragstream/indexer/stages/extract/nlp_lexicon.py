@@ -55,9 +55,8 @@ SAINTS = _words("St St. Saint")
 OCCUPATIONS = _words(
     """Actor Actress Arranger Author Bassist Cellist Choreographer Cinematographer Composer
     Conductor Dancer Draughtsman Drummer Engineer Evangelist Grandmaster Guitarist Illustrator
-    Journalist Lyricist
-    Missionary Musician Novelist Painter Photographer Pianist Playwright Poet Preacher
-    Producer Screenwriter Sculptor Singer Songwriter Violinist"""
+    Journalist Lyricist Missionary Musician Novelist Painter Photographer Pianist Playwright
+    Poet Preacher Producer Screenwriter Sculptor Singer Songwriter Violinist"""
 )
 """What a person does, capitalized in a list of roles ("Music Producer, Songwriter and
 Arranger", "a Welsh minister and Evangelist"): alone, or after a nationality, it names

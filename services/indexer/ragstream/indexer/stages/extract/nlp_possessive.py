@@ -7,8 +7,8 @@ China", "St George", "Tennis Association") and a remnant ("Chapel"). The named-e
 reads many such names whole; a name it reads whole is kept when its possessive is one a
 name is made of:
 - a genitive of kind: the possessor ends in a word for a kind of people or a rank
-  (nlp_lexicon.GENITIVE_KINDS): "People's Republic of China", "Women's Tennis Association", "FIFA
-  Women's World Cup", "King's College", "Court of King's Bench";
+  (nlp_lexicon.GENITIVE_KINDS): "People's Republic of China", "Women's Tennis Association",
+  "FIFA Women's World Cup", "King's College", "Court of King's Bench";
 - a saint's or a titled person's name of two words: "St George's Chapel", "Saint Mary's
   School", "Prince George's County";
 - a one-word owner the chunk names nowhere else, so a name of its own only there: "Hall's
@@ -32,7 +32,6 @@ _INNER = re.compile(r"(?<=\w)['’]s\s+(?=[A-Z0-9])")
 """The possessive inside a name, before a capitalized word or a number."""
 _CUT = re.compile(r"[,;:()\[\]\"“”]")
 _LEADING = re.compile(r"^(?:[\"“”'\s]|(?:The|the)\s)+")
-_OWN = re.compile(r"['’]s$")
 
 
 def possessive_names(spans: Iterable[str], sentences: Sequence[str]) -> list[str]:
@@ -56,7 +55,8 @@ def _cleaned(span: str) -> str | None:
     first, last = words[0], words[-1]
     if not (first[:1].isupper() and (last[:1].isupper() or last[:1].isdigit())):
         return None
-    stopword = _OWN.sub("", first).lower() in ENGLISH_STOPWORDS or last.lower() in ENGLISH_STOPWORDS
+    owner = first.removesuffix("'s").removesuffix("’s")
+    stopword = owner.lower() in ENGLISH_STOPWORDS or last.lower() in ENGLISH_STOPWORDS
     return None if stopword else name
 
 
