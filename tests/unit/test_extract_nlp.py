@@ -493,22 +493,22 @@ def test_the_words_that_qualify_a_title_go_with_it() -> None:
     assert not [name for name in types if "Minister" in name or name == "Prime"]
 
 
-PLACES_AND_DEGREES = (
-    "He climbed Mount Everest, sailed round Cape Horn and swam in Lake Pontchartrain. "
-    "River Phoenix was born in 1970. He received his B.A. from Yale University and a "
-    "Ph.D. in 1990."
-)
-
-
 def test_battles_sieges_revolutions_and_crises_are_events() -> None:
     events = ["Battle of Hastings", "Siege of Cassel", "French Revolution", "Cuban Missile Crisis"]
     text = " ".join(f"He wrote of the {event} in 1990." for event in events)
     types = {e.name: e.type for e in extract_offline(text).entities}
     assert {name: types.get(name) for name in events} == dict.fromkeys(events, "event")
-    assert offline_names("He lived in Battle Creek, Michigan.") >= {"Battle Creek"}
-    assert {e.name: e.type for e in extract_offline("He lived in Battle Creek.").entities} != {
-        "Battle Creek": "event"
+    creek = {
+        e.name: e.type for e in extract_offline("He lived in Battle Creek, Michigan.").entities
     }
+    assert creek.get("Battle Creek") not in (None, "event")  # its head is "Creek"
+
+
+PLACES_AND_DEGREES = (
+    "He climbed Mount Everest, sailed round Cape Horn and swam in Lake Pontchartrain. "
+    "River Phoenix was born in 1970. He received his B.A. from Yale University and a "
+    "Ph.D. in 1990."
+)
 
 
 def test_a_place_word_before_one_name_makes_a_place_and_a_degree_is_no_name() -> None:
