@@ -242,3 +242,9 @@ def test_the_model_types_a_name_the_rules_write_without_its_last_period() -> Non
     assert types["Martin Luther King Jr"] == "person"
     assert types["Warner Bros"] == "organization"
     assert types["Chelsea F.C"] == "organization"  # the rules' suffix, whatever the model reads
+    # Initials keep their period, so the small model's reading of them as a place ("B.S.C."
+    # is a club) takes no vote that would keep "B.S.C" from "BSC".
+    initials = {
+        e.name: e.type for e in extract_offline("He won with B.S.C. in 1990.", tagger()).entities
+    }
+    assert initials.get("B.S.C") == "concept"

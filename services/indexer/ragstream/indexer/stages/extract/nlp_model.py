@@ -68,6 +68,10 @@ _GROUP_WORD = re.compile(r"[A-Z][a-z]*(?:an|ans|ese|ish|i|ist|ists)")
 """The shape of a nationality or a faith: "Korean", "Americans", "Chinese", "Irish", "Saudi",
 "Baptist" (others are GROUP_WORDS)."""
 _POSSESSIVE = re.compile(r"['’]s$")
+_LAST_PERIOD = re.compile(r"(?<=[a-z])\.$")
+"""The period after a name's last word, which the rules leave out ("Martin Luther King Jr.",
+"Warner Bros."); kept after initials ("U.S.", "B.S.C."), which the small model reads as a
+place whatever they stand for: typed so, "B.S.C" would stay apart from "BSC"."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +113,7 @@ class SpacyTagger:
                 tags.append(Tag(ent.text, GROUP))
             elif ent.label_ in LABEL_TYPES:
                 name = _POSSESSIVE.sub("", _LEADING_ARTICLE.sub("", ent.text)).strip()
-                name = name.removesuffix(".")  # as the rules write it: "Martin Luther King Jr"
+                name = _LAST_PERIOD.sub("", name)  # as the rules write it
                 if name:
                     tags.append(Tag(name, LABEL_TYPES[ent.label_]))
         return tags
