@@ -55,8 +55,8 @@ def _cleaned(span: str) -> str | None:
     first, last = words[0], words[-1]
     if not (first[:1].isupper() and (last[:1].isupper() or last[:1].isdigit())):
         return None
-    owner = first.removesuffix("'s").removesuffix("’s")
-    stopword = owner.lower() in ENGLISH_STOPWORDS or last.lower() in ENGLISH_STOPWORDS
+    opening = first.removesuffix("'s").removesuffix("’s")  # "That's" opens with "That"
+    stopword = opening.lower() in ENGLISH_STOPWORDS or last.lower() in ENGLISH_STOPWORDS
     return None if stopword else name
 
 
