@@ -192,6 +192,22 @@ def test_sentences_join_wrapped_lines_and_keep_headings_apart() -> None:
     ]
 
 
+def test_a_hyphen_spaced_from_the_next_word_joins_it_when_a_side_is_capitalized() -> None:
+    text = (
+        "Louis, Count of Saint-\nPol, met Ibn al- Zayyat. A half- brother came, pre- and post-war."
+    )
+    assert split_sentences(text) == [
+        "Louis, Count of Saint-Pol, met Ibn al-Zayyat.",
+        "A half- brother came, pre- and post-war.",
+    ]
+    names = offline_names(
+        "Abd Al-Aziz Fawzan Al-Fawzan\n\nAbd Al- Aziz Fawzan Al- Fawzan is a Saudi scholar. "
+        "He studied in Hauts- de- Seine with Jean- Baptiste Martin."
+    )
+    assert {"Abd Al-Aziz Fawzan Al-Fawzan", "Hauts-de-Seine", "Jean-Baptiste Martin"} <= names
+    assert not names & {"Aziz Fawzan Al", "Jean", "Baptiste Martin", "Seine"}
+
+
 async def test_the_extractor_protocol_runs_it_off_the_event_loop() -> None:
     extractor = NLPExtractor()
     text = (CORPUS / "2023-tern-s3-launch.md").read_text(encoding="utf-8")
@@ -446,6 +462,15 @@ def test_lowercase_particles_of_french_german_and_portuguese_names_stay_inside_t
         "Museu das Comunicações",
     } <= names
     assert not names & {"Confédération Française", "Travailleurs Chrétiens", "Guttenberg"}
+
+
+def test_an_adjective_made_of_a_name_names_the_name_alone() -> None:
+    names = offline_names(
+        "Rosa Klein is a Bronx-born actor who works for the London-based studio of Hans Weber. "
+        "Her Oscar-nominated English-language film starred Bong Joon-ho and Chow Yun-fat."
+    )
+    assert {"Bronx", "London", "Hans Weber", "Bong Joon-ho", "Chow Yun-fat"} <= names
+    assert [name for name in names if "-born" in name or "-based" in name or "-lang" in name] == []
 
 
 def test_an_office_title_before_one_common_word_is_part_of_the_name() -> None:

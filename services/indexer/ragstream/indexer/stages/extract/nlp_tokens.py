@@ -1,7 +1,9 @@
 """The tokens of a Latin-script sentence as the name finder reads them.
 
 A token is a word, a number, an initial or a name particle ("van", "de"), with its offsets;
-a possessive "'s" is cut off and remembered, since a run of name words ends there.
+a possessive "'s" is cut off and remembered, since a run of name words ends there, and so
+is the lowercase end of an adjective made of a name ("Bronx-born", "Oscar-winning",
+"English-language", "London-based": the name is "Bronx", "Oscar", ...).
 """
 
 from __future__ import annotations
@@ -17,6 +19,13 @@ _TOKEN = re.compile(rf"[{_L}](?:[{_L}'’&.\-]*[{_L}])?")
 _POSSESSIVE = re.compile(r"['’]s$")
 _NUMBER = re.compile(r"^\d+(?:[.\-]\d+)*$")
 _LETTER_WORD = re.compile(r"^[A-Z]-[a-z]")  # O-ring, X-ray: words, not names
+_ADJECTIVE_END = re.compile(
+    r"(?:-[a-z]+)*-(?:[a-z]{2,}ed|[a-z]{3,}ing"
+    r"|born|language|style|era|class|type|like|led|run|set|made|wide|family|medium)$"
+)
+"""A participle ("-based", "-winning"; too long for a hyphenated given name's second
+syllable, as in "Chan-wook" or "Kwok-ming") or a noun that makes an adjective, with the
+lowercase words before it ("Lord-in-waiting" is "Lord")."""
 YEAR = re.compile(r"^(?:19|20)\d\d$")
 
 
@@ -37,6 +46,9 @@ def latin_tokens(sentence: str) -> list[Token]:
         possessive = bool(_POSSESSIVE.search(text)) and len(text) > 2
         if possessive:
             text, end = text[:-2], end - 2
+        adjective = _ADJECTIVE_END.search(text)
+        if adjective is not None:
+            text, end = text[: adjective.start()], end - len(text) + adjective.start()
         found.append(Token(text, match.start(), end, _kind(text), possessive))
     return found
 

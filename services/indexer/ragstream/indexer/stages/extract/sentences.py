@@ -1,10 +1,13 @@
 """Sentences of a chunk, for co-occurrence: the NLP extractor relates what one sentence names.
 
 Line breaks inside a paragraph are wrapping, not boundaries ("Ingrid\\nHalvorsen" is one
-name). Blank lines, markdown headings (a block of their own), list items, "Field: value"
-header lines and lines ending in Chinese text start a new block. Inside a block, Chinese
-terminators (。！？；) always end a sentence; a Latin ., ! or ? ends one when whitespace
-follows and the word before it is not an abbreviation ("Dr.", "e.g.") or an initial ("J.").
+name), and so is a space after a word's last hyphen when either side is capitalized: a
+compound broken at a line's end, or spaced so by the text's source ("Saint- Pol",
+"Al- Fawzan", "Bronx- born" are "Saint-Pol", "Al-Fawzan", "Bronx-born"). Blank lines,
+markdown headings (a block of their own), list items, "Field: value" header lines and lines
+ending in Chinese text start a new block. Inside a block, Chinese terminators (。！？；)
+always end a sentence; a Latin ., ! or ? ends one when whitespace follows and the word
+before it is not an abbreviation ("Dr.", "e.g.") or an initial ("J.").
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ _EMPHASIS = re.compile(r"\*\*|__|`")
 _ENDS_CJK = re.compile(rf"[{_HAN}。！？；：，、）」』”]$")
 _BOUNDARY = re.compile(r"[。！？；]+[”’」』）)\"']*|[.!?]+[”’\"')\]]*(?=\s|$)")
 _WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]*)$")
+_BROKEN_HYPHEN = re.compile(r"\b([^\W\d_])[\w'’]*- (?=([^\W\d_]))")
+"""A word's end hyphen, a space, and the next word's first letter (not consumed: chains)."""
 
 
 def split_sentences(text: str) -> list[str]:
@@ -45,7 +50,21 @@ def _blocks(text: str) -> list[str]:
         current.append(_EMPHASIS.sub("", _LINE_MARKUP.sub("", line)))
         if line.startswith("#"):
             current = []  # a heading is a block of its own: the next line is not its sentence
-    return [" ".join(" ".join(lines).split()) for lines in blocks if lines]
+    return [_join_hyphens(" ".join(" ".join(lines).split())) for lines in blocks if lines]
+
+
+def _join_hyphens(block: str) -> str:
+    """`block` with each broken compound joined, when a side of it is capitalized: a
+    lowercase pair ("inter- national", "pre- and post-war") may be a word or a suspended
+    hyphen, and names no name either way."""
+    return _BROKEN_HYPHEN.sub(_joined, block)
+
+
+def _joined(match: re.Match[str]) -> str:
+    whole = match.group()
+    if match.group(1).isupper() or match.group(2).isupper():
+        return whole[:-1]
+    return whole
 
 
 def _split_block(block: str) -> list[str]:
