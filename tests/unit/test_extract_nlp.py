@@ -439,6 +439,15 @@ def test_an_adverb_opening_a_sentence_opens_no_name() -> None:
     assert not [n for n in names if n.startswith(("Officially", "Currently"))]
 
 
+def test_an_everyday_word_opening_a_sentence_before_the_is_no_epithets_name() -> None:
+    names = offline_names(
+        "Following the Dissolution, the King granted Newnham Priory to Brereton. "
+        "Alfred the Great ruled Wessex. Ivan the Terrible ruled Russia."
+    )
+    assert {"Alfred the Great", "Ivan the Terrible", "Newnham Priory"} <= names
+    assert not [n for n in names if n.startswith("Following")]
+
+
 def test_a_title_opening_the_name_of_a_place_or_an_organization_stays_in_it() -> None:
     text = (
         "He moved to Prince Edward Island in 1990. General Motors Company reported losses. "

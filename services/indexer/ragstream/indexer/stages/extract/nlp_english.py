@@ -198,7 +198,8 @@ def _span(tokens: list[Token], sentence: str, words: ChunkWords) -> tuple[Span, 
     """The name of a run, and whether it is shaped like a person's name."""
     initial = _initial(sentence, tokens[0])
     head_of = len(tokens) > 1 and tokens[0].text in lex.OF_HEADS and tokens[1].text == "of"
-    if initial and tokens[0].kind == "name" and _common(tokens[0].text, words) and not head_of:
+    common = _common(tokens[0].text, words) or _everyday_before_the(tokens)
+    if initial and tokens[0].kind == "name" and common and not head_of:
         tokens, initial = tokens[1:], False
     tokens, titled = _untitled(tokens)
     initial = initial and not titled
@@ -317,6 +318,12 @@ def _common(word: str, words: ChunkWords) -> bool:
     lower = word.lower()
     capitalized = word[0].isupper() and not any(char.isupper() for char in word[1:])
     return capitalized and (lower in _STOPWORDS or lower in words.lowercase)
+
+
+def _everyday_before_the(tokens: list[Token]) -> bool:
+    """An everyday word before "the", which the epithet rule joined ("Following the
+    Dissolution", unlike "Boso the Elder"): at a sentence's start, no name's first word."""
+    return len(tokens) > 2 and tokens[1].text == "the" and everyday_word(tokens[0].text)
 
 
 def _code(word: str) -> bool:
