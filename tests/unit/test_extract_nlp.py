@@ -406,11 +406,14 @@ def test_offices_ranks_and_epithets_alone_are_no_names() -> None:
         "with Paternus as Consul in early 268. She was Regent of the County of Nassau for her "
         "son. He was created Baron Powerscourt in the Peerage of the United Kingdom. Cardinal "
         "Beaufort vied with Humphrey. She was a daughter of Bosonid Boso the Elder. William "
-        "died, passing the Earldom of Morton to his uncle."
+        "died, passing the Earldom of Morton to his uncle. Stefan was an Archduke and Prince "
+        "of Tuscany; his wife became a Duchess. Duke Ellington and Count Basie played."
     )
     names = offline_names(text)
     assert not names & {"Barony", "Consul", "Regent", "Peerage", "Elder", "Cardinal"}
+    assert not names & {"Archduke", "Duchess"}
     assert {"Beaufort", "County of Nassau", "Earldom of Morton", "Paternus"} <= names
+    assert {"Duke Ellington", "Count Basie"} <= names
 
 
 def test_roles_alone_or_after_a_nationality_are_no_names() -> None:

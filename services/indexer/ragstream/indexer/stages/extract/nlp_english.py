@@ -234,18 +234,18 @@ def _span(tokens: list[Token], sentence: str, words: ChunkWords) -> tuple[Span, 
 
 
 def _role(words: list[str], titled: bool) -> bool:
-    """A title alone ("served as Regent"), an occupation alone or in the plural
-    ("Songwriter and Arranger", "Choreographers"), or an occupation after a nationality ("a
-    British Cinematographer"): a role, not a name. After a title an occupation's word is a
-    surname ("Mr Singer"), and a title's plural may be a name ("Queens", the borough;
-    "Senators", a team)."""
+    """A title or a rank alone ("served as Regent", "an Archduke"), an occupation alone or
+    in the plural ("Songwriter and Arranger", "Choreographers"), or an occupation after a
+    nationality ("a British Cinematographer"): a role, not a name. After a title an
+    occupation's word is a surname ("Mr Singer"), and a title's plural may be a name
+    ("Queens", the borough; "Senators", a team)."""
     if not words:
         return False
     *before, last = words
     if before:
         return last in lex.OCCUPATIONS and all(w in _ORIGIN_WORDS for w in before)
     occupation = last in lex.OCCUPATIONS or last.removesuffix("s") in lex.OCCUPATIONS
-    return last in lex.TITLES or (occupation and not titled)
+    return last in lex.TITLES or last in lex.NOBLE_TITLES or (occupation and not titled)
 
 
 _ORIGIN_WORDS = lex.DEMONYMS | lex.GROUP_WORDS | lex.GROUP_QUALIFIERS

@@ -42,6 +42,14 @@ TITLES = _words(
 )
 """Stripped from the front of a name; what remains of the name is then a person. Alone, a
 title names nothing ("served as Regent", "an Italian Cardinal")."""
+NOBLE_TITLES = _words(
+    """Duke Duchess Archduke Archduchess Count Countess Earl Baron Baroness Marquess Marquis
+    Marchioness Viscount Viscountess Margrave Margravine Landgrave Landgravine Elector Electress
+    Czar Czarina Tsarina Dauphin Infante Infanta Maharaja Maharani"""
+)
+"""Ranks of nobility: alone they name nothing ("an Archduke and Prince of Tuscany"), but
+before a name they stay in it, as they often are the name's own word ("Duke Ellington",
+"Count Basie", "Earl Grey")."""
 TITLE_QUALIFIERS = _words("Prime Deputy Acting Foreign")
 """Words that make a title of a title ("Prime Minister", "Deputy Prime Minister", "Acting
 President", "Foreign Minister"): stripped with it before a person's name, nothing alone."""
