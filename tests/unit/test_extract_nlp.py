@@ -485,6 +485,17 @@ def test_an_adjective_made_of_a_name_names_the_name_alone() -> None:
     assert [name for name in names if "-born" in name or "-based" in name or "-lang" in name] == []
 
 
+def test_a_royal_or_noble_named_by_a_place_is_one_person() -> None:
+    result = extract_offline(
+        "Juan Carlos married Princess Sophia of Greece and Denmark in Athens. Archduke Anton "
+        "of Austria came. She was Queen Consort of Hungary. Mayor Smith of London spoke."
+    )
+    types = {e.name: e.type for e in result.entities}
+    assert types["Sophia of Greece"] == types["Archduke Anton of Austria"] == "person"
+    assert types["Denmark"] != "person"  # listed after a person, but a place
+    assert not [name for name in types if "Consort" in name or "Smith of" in name]
+
+
 def test_an_office_title_before_one_common_word_is_part_of_the_name() -> None:
     text = (
         "He worked for General Motors and Prince Aviation. The Chief Editor is Andrea Taroni. "

@@ -180,18 +180,32 @@ _JOINING_WORDS = {"I": _regnal, "for": _for_joins, "the": _the_joins}
 def _split_at_of(run: list[Token]) -> list[list[Token]]:
     """Keeps "of" inside a name after an institution word and before a non-institution
     ("Institute of Ocean Sensing" is one name, "Lab of Northmere University" two), between
-    two single words, as in "Ermengarde of Tours" or "Bank of America", and after a "for"
+    two single words, as in "Ermengarde of Tours" or "Bank of America", or a royal title and
+    a name before one ("Princess Ileana of Romania"), and after a "for"
     ("National Commission for the Development of Indigenous Peoples")."""
     for index, token in enumerate(run):
         if token.text != "of":
             continue
         left, right = run[:index], run[index + 1 :]
-        single = len(left) == 1 and len(right) == 1 and left[0].text not in lex.TITLES
+        single = len(right) == 1 and (
+            (len(left) == 1 and left[0].text not in lex.TITLES) or _royal(left)
+        )
         titled = any(t.text == "for" for t in left)
         joined = bool(left and right) and (left[-1].text in lex.OF_HEADS or single or titled)
         if not joined or right[-1].text in lex.OF_HEADS or right[-1].text in lex.ORG_SUFFIXES:
             return [part for part in (left, *_split_at_of(right)) if part]
     return [run]
+
+
+def _royal(tokens: list[Token]) -> bool:
+    """A royal or noble title and one name ("Princess Ileana" of "Princess Ileana of
+    Romania")."""
+    return (
+        len(tokens) == 2
+        and tokens[0].text in lex.ROYAL_TITLES
+        and tokens[1].kind == "name"
+        and tokens[1].text not in lex.TITLE_AFTER
+    )
 
 
 def _span(tokens: list[Token], sentence: str, words: ChunkWords) -> tuple[Span, bool] | None:

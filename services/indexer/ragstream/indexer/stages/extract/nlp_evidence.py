@@ -59,7 +59,20 @@ def intrinsic(tokens: list[Token]) -> set[str]:
         evidence.add(lex.EVENT)
     if any(char.isdigit() for text in texts if not YEAR.match(text) for char in text):
         evidence.add(lex.PRODUCT)
+    if texts[0] in lex.NOBLE_TITLES and named_of_place(tokens[1:]):
+        evidence.add(lex.PERSON)  # "Archduke Anton of Austria"
     return evidence
+
+
+def named_of_place(tokens: list[Token]) -> bool:
+    """A name, "of" and a name: a royal's or a noble's ("Ileana of Romania" after
+    "Princess", "Anton of Austria" after "Archduke")."""
+    return (
+        len(tokens) == 3
+        and tokens[0].kind == tokens[2].kind == "name"
+        and tokens[0].text not in lex.TITLE_AFTER
+        and tokens[1].text == "of"
+    )
 
 
 def context(tokens: list[Token], shaped: bool, titled: bool, sentence: str, after: str) -> set[str]:
@@ -72,6 +85,8 @@ def context(tokens: list[Token], shaped: bool, titled: bool, sentence: str, afte
     evidence: set[str] = set()
     if shaped and (titled or _person_context(before, window, after)):
         evidence.add(lex.PERSON)
+    if titled and named_of_place(tokens):
+        evidence.add(lex.PERSON)  # "Ileana of Romania" after "Princess"
     if before in lex.ORG_BEFORE or _ORG_AFTER.match(after):
         evidence.add(lex.ORGANIZATION)
     has_digit = any(char.isdigit() for token in tokens for char in token.text)

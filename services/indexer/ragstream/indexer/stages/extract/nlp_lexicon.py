@@ -50,6 +50,12 @@ NOBLE_TITLES = _words(
 """Ranks of nobility: alone they name nothing ("an Archduke and Prince of Tuscany"), but
 before a name they stay in it, as they often are the name's own word ("Duke Ellington",
 "Count Basie", "Earl Grey")."""
+ROYAL_TITLES = NOBLE_TITLES | _words("King Queen Prince Princess Emperor Empress Tsar")
+"""Titles of a person named by where they reign or were born: "Princess Ileana of Romania",
+"Archduke Anton of Austria" is one name, unlike "Mayor Smith of London"."""
+TITLE_AFTER = _words("Consort Dowager Mother Regnant Royal Hereditary Palatine Regent")
+"""Words that make a title of a royal title before them ("Queen Consort of Hungary", "Count
+Palatine of Simmern", "Prince Hereditary of Sulzbach"): a title of a place, no person."""
 TITLE_QUALIFIERS = _words("Prime Deputy Acting Foreign")
 """Words that make a title of a title ("Prime Minister", "Deputy Prime Minister", "Acting
 President", "Foreign Minister"): stripped with it before a person's name, nothing alone."""
