@@ -485,13 +485,16 @@ def test_an_adjective_made_of_a_name_names_the_name_alone() -> None:
     assert [name for name in names if "-born" in name or "-based" in name or "-lang" in name] == []
 
 
-def test_a_royal_or_noble_named_by_a_place_is_one_person() -> None:
+def test_a_royal_named_by_a_place_is_one_person_with_a_title_or_a_number() -> None:
     result = extract_offline(
         "Juan Carlos married Princess Sophia of Greece and Denmark in Athens. Archduke Anton "
-        "of Austria came. She was Queen Consort of Hungary. Mayor Smith of London spoke."
+        "of Austria came. She was Queen Consort of Hungary. Mayor Smith of London spoke. "
+        "Engelbert I of Berg met Henry VIII of England in World War II of the Pacific."
     )
     types = {e.name: e.type for e in result.entities}
     assert types["Sophia of Greece"] == types["Archduke Anton of Austria"] == "person"
+    assert types["Engelbert I of Berg"] == types["Henry VIII of England"] == "person"
+    assert "World War II" in types
     assert types["Denmark"] != "person"  # listed after a person, but a place
     assert not [name for name in types if "Consort" in name or "Smith of" in name]
 

@@ -24,6 +24,7 @@ from ragstream.indexer.stages.extract.nlp_evidence import (
     DATELINE,
     context,
     intrinsic,
+    numbered,
     person_shaped,
 )
 from ragstream.indexer.stages.extract.nlp_junk import everyday_word
@@ -147,7 +148,8 @@ def _extends(run: list[Token], token: Token) -> bool:
     if token.kind == "letter":
         first_name = last.kind == "name" and last.text.isalpha() and last.text[1:].islower()
         return first_name or last.kind == "letter"
-    return token.kind == "particle" and last.kind == "name"
+    regnal = last.text == "I" and len(run) > 1  # "Engelbert I of Berg"
+    return token.kind == "particle" and (last.kind == "name" or regnal)
 
 
 def _regnal(run: list[Token]) -> bool:
@@ -181,14 +183,15 @@ def _split_at_of(run: list[Token]) -> list[list[Token]]:
     """Keeps "of" inside a name after an institution word and before a non-institution
     ("Institute of Ocean Sensing" is one name, "Lab of Northmere University" two), between
     two single words, as in "Ermengarde of Tours" or "Bank of America", or a royal title and
-    a name before one ("Princess Ileana of Romania"), and after a "for"
+    a name or a name and its number before one ("Princess Ileana of Romania", "Engelbert I
+    of Berg"), and after a "for"
     ("National Commission for the Development of Indigenous Peoples")."""
     for index, token in enumerate(run):
         if token.text != "of":
             continue
         left, right = run[:index], run[index + 1 :]
         single = len(right) == 1 and (
-            (len(left) == 1 and left[0].text not in lex.TITLES) or _royal(left)
+            (len(left) == 1 and left[0].text not in lex.TITLES) or _royal(left) or numbered(left)
         )
         titled = any(t.text == "for" for t in left)
         joined = bool(left and right) and (left[-1].text in lex.OF_HEADS or single or titled)

@@ -61,7 +61,17 @@ def intrinsic(tokens: list[Token]) -> set[str]:
         evidence.add(lex.PRODUCT)
     if texts[0] in lex.NOBLE_TITLES and named_of_place(tokens[1:]):
         evidence.add(lex.PERSON)  # "Archduke Anton of Austria"
+    if len(tokens) == 4 and numbered(tokens[:2]) and named_of_place([tokens[0], *tokens[2:]]):
+        evidence.add(lex.PERSON)  # "Engelbert I of Berg"
     return evidence
+
+
+_REGNAL = re.compile(r"^(?=[IVX])X{0,3}(?:IX|IV|V?I{0,3})$")
+
+
+def numbered(tokens: list[Token]) -> bool:
+    """A name and its regnal number ("Engelbert I", "Louis XIV")."""
+    return len(tokens) == 2 and tokens[0].kind == "name" and bool(_REGNAL.match(tokens[1].text))
 
 
 def named_of_place(tokens: list[Token]) -> bool:
