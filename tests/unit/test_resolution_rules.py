@@ -256,6 +256,20 @@ def test_a_surname_after_the_full_name_is_short_name_evidence() -> None:
     assert not [s for s in found if s.rule not in BLOCKED]
 
 
+def test_a_royal_named_without_the_place_after_the_full_name_is_short_name_evidence() -> None:
+    text = "Henry VIII of England married six times. Henry VIII died in 1547."
+    names = [entity("Henry VIII of England", "person"), entity("Henry VIII", "person")]
+    assert SameAs("henry viii", "henry viii of england", "short_name") in found_in(text, names)
+    before = "Henry VIII died in 1547. Henry VIII of England married six times."
+    assert not [s for s in found_in(before, names) if s.rule == "short_name"]
+    place = [entity("University of Bergen", "organization"), entity("University")]
+    assert not [
+        s
+        for s in found_in("University of Bergen grew. University", place)
+        if s.rule == "short_name"
+    ]
+
+
 @pytest.mark.parametrize(
     ("text", "full", "short"),
     [

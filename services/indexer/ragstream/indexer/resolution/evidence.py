@@ -15,7 +15,9 @@ sees only the evidence present. The rules, safest first:
 - `abbreviation`: "Full Name (ABBR)" or "ABBR (Full Name)" in the text, the initials
   matching.
 - `short_name`: a person's surname or given name used alone after the full name in the
-  chunk; weak: stage 2 follows it only when it points at one full name.
+  chunk, or a royal's name without the place after "of" ("Henry VIII" after "Henry VIII of
+  England", "Archduke Anton" after "Archduke Anton of Austria"); weak: stage 2 follows it
+  only when it points at one full name ("Henry VIII" of England and of Legnica stay apart).
 - `cjk`: two CJK names of the chunk with nearly the same characters (`fold.cjk_similar`).
 - `gloss`: a Chinese name followed by its Latin name in parentheses, the way Chinese text
   introduces a foreign or translated name: 卑尔根（Bergen）, 东海海洋感知研究所（East China
@@ -112,6 +114,7 @@ def found_in(text: str, entities: Sequence[Mention]) -> list[SameAs]:
         *_folded(names),
         *_abbreviations(text),
         *_short_names(text, names),
+        *_placeless_names(text, names),
         *_cjk(names),
         *_pinyin(names),
         *_countries(names),
@@ -238,6 +241,20 @@ def _short_names(text: str, names: list[tuple[str, str]]) -> list[SameAs]:
         for short in (words[0], words[-1]):
             if types.get(short, "") in PERSON_OR_UNTYPED and _used_alone_after(text, short, full):
                 found.append(SameAs(entity_key(short), entity_key(full), "short_name"))
+    return found
+
+
+def _placeless_names(text: str, names: list[tuple[str, str]]) -> list[SameAs]:
+    """A person's name of several words before "of" and a place, used alone after it: "Henry
+    VIII" after "Henry VIII of England"; the short name typed person or untyped."""
+    types = dict(names)
+    found: list[SameAs] = []
+    for full, type_ in names:
+        short = full.split(" of ", 1)[0]
+        if type_ != "person" or short == full or len(short.split()) < 2:
+            continue
+        if types.get(short, "") in PERSON_OR_UNTYPED and _used_alone_after(text, short, full):
+            found.append(SameAs(entity_key(short), entity_key(full), "short_name"))
     return found
 
 
