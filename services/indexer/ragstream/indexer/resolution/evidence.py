@@ -114,7 +114,6 @@ def found_in(text: str, entities: Sequence[Mention]) -> list[SameAs]:
         *_folded(names),
         *_abbreviations(text),
         *_short_names(text, names),
-        *_placeless_names(text, names),
         *_cjk(names),
         *_pinyin(names),
         *_countries(names),
@@ -227,35 +226,31 @@ def _trailing_expansion(words: list[str], letters: str) -> str:
 
 
 def _short_names(text: str, names: list[tuple[str, str]]) -> list[SameAs]:
-    """A surname or given name used alone after a full name typed person: two or three
-    capitalized words of letters (no initials, connectors or digits); the short name typed
-    person or untyped, and no common word (never written in lowercase in the chunk).
-    Untyped full names are left out: "Tug Hill" / "Hill" and "Santa Monica" / "Monica" look
-    like persons to these rules alone."""
-    found: list[SameAs] = []
+    """A short form of a full name typed person used alone after it (`_short_forms`); the
+    short name typed person or untyped, and no common word (never written in lowercase in
+    the chunk). Untyped full names are left out: "Tug Hill" / "Hill" and "Santa Monica" /
+    "Monica" look like persons to these rules alone."""
     types = dict(names)
-    for full, type_ in names:
-        words = full.split()
-        if type_ != "person" or not 2 <= len(words) <= 3 or not all(map(_is_name_word, words)):
-            continue
-        for short in (words[0], words[-1]):
-            if types.get(short, "") in PERSON_OR_UNTYPED and _used_alone_after(text, short, full):
-                found.append(SameAs(entity_key(short), entity_key(full), "short_name"))
-    return found
+    return [
+        SameAs(entity_key(short), entity_key(full), "short_name")
+        for full, type_ in names
+        if type_ == "person"
+        for short in _short_forms(full)
+        if types.get(short, "") in PERSON_OR_UNTYPED and _used_alone_after(text, short, full)
+    ]
 
 
-def _placeless_names(text: str, names: list[tuple[str, str]]) -> list[SameAs]:
-    """A person's name of several words before "of" and a place, used alone after it: "Henry
-    VIII" after "Henry VIII of England"; the short name typed person or untyped."""
-    types = dict(names)
-    found: list[SameAs] = []
-    for full, type_ in names:
-        short = full.split(" of ", 1)[0]
-        if type_ != "person" or short == full or len(short.split()) < 2:
-            continue
-        if types.get(short, "") in PERSON_OR_UNTYPED and _used_alone_after(text, short, full):
-            found.append(SameAs(entity_key(short), entity_key(full), "short_name"))
-    return found
+def _short_forms(full: str) -> tuple[str, ...]:
+    """The surname and the given name of two or three capitalized words of letters (no
+    initials, connectors or digits), or the name of several words before "of" and a place
+    ("Henry VIII" of "Henry VIII of England")."""
+    before_of = full.split(" of ", 1)[0]
+    if before_of != full:
+        return (before_of,) if len(before_of.split()) > 1 else ()
+    words = full.split()
+    if not 2 <= len(words) <= 3 or not all(map(_is_name_word, words)):
+        return ()
+    return words[0], words[-1]
 
 
 def _is_name_word(word: str) -> bool:
