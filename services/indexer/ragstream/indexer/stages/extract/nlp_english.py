@@ -190,11 +190,10 @@ def _split_at_of(run: list[Token]) -> list[list[Token]]:
         if token.text != "of":
             continue
         left, right = run[:index], run[index + 1 :]
-        single = len(right) == 1 and (
-            (len(left) == 1 and left[0].text not in lex.TITLES) or _royal(left) or numbered(left)
-        )
+        one_word = len(left) == 1 and left[0].text not in lex.TITLES
+        short_pair = len(right) == 1 and (one_word or _royal(left) or numbered(left))
         titled = any(t.text == "for" for t in left)
-        joined = bool(left and right) and (left[-1].text in lex.OF_HEADS or single or titled)
+        joined = bool(left and right) and (left[-1].text in lex.OF_HEADS or short_pair or titled)
         if not joined or right[-1].text in lex.OF_HEADS or right[-1].text in lex.ORG_SUFFIXES:
             return [part for part in (left, *_split_at_of(right)) if part]
     return [run]
