@@ -290,6 +290,44 @@ class SearchStoreContract:
         )
         assert ids(kept) == ["exact", "near"]
 
+    async def test_vector_searches_asked_together_answer_as_one_by_one(
+        self, store: SearchStore
+    ) -> None:
+        await self._upsert(
+            store,
+            [
+                record("x", vector=unit(1.0), metadata={"lang": "en"}),
+                record("xy", vector=unit(0.8, 0.6), metadata={"lang": "de"}),
+                record("y", vector=unit(0.0, 1.0), metadata={"lang": "en"}),
+                record("z", vector=unit(0.0, 0.0, 1.0), metadata={"lang": "en"}),
+                record("x-elsewhere", vector=unit(1.0), workspace="ws-b"),
+            ],
+        )
+        queries = [unit(1.0), np.zeros(DIM, dtype=np.float32), unit(0.0, 1.0), unit(0.6, 0.8)]
+        for search_filter in (NO_FILTER, SearchFilter(metadata={"lang": "en"})):
+            for limit, min_score in ((10, -1.0), (2, -1.0), (10, 0.5)):
+                together = await store.search_vectors(
+                    Collection.CHUNKS, WS, queries, search_filter, limit, min_score
+                )
+                one_by_one = [
+                    await store.search_vector(
+                        Collection.CHUNKS, WS, query, search_filter, limit, min_score
+                    )
+                    for query in queries
+                ]
+                assert [ids(hits) for hits in together] == [ids(h) for h in one_by_one]
+                for hits, alone in zip(together, one_by_one, strict=True):
+                    assert [h.score for h in hits] == pytest.approx([h.score for h in alone])
+        [exact, zero, near_y, _] = await store.search_vectors(
+            Collection.CHUNKS, WS, queries, NO_FILTER, 10, 0.5
+        )
+        assert (ids(exact), zero, ids(near_y)) == (["x", "xy"], [], ["y", "xy"])
+        assert await store.search_vectors(Collection.CHUNKS, WS, [], NO_FILTER, 5) == []
+        assert await store.search_vectors(Collection.CHUNKS, WS, queries[:2], NO_FILTER, 0) == [
+            [],
+            [],
+        ]
+
     async def test_a_zero_vector_is_found_by_bm25_only(self, store: SearchStore) -> None:
         # A text the embedder does not serve is written with a zero vector (providers/gate.py).
         zero = np.zeros(DIM, dtype=np.float32)

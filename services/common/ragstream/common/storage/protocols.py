@@ -75,6 +75,19 @@ class SearchStore(Protocol):
         """Cosine similarity (vectors are normalized); best first; hits below min_score dropped."""
         ...
 
+    async def search_vectors(
+        self,
+        collection: Collection,
+        workspace: str,
+        vectors: Sequence[Vector],
+        search_filter: SearchFilter,
+        limit: int,
+        min_score: float = -1.0,
+    ) -> list[list[Hit]]:
+        """`search_vector` for each of `vectors`, in their order, answered together: one
+        round trip instead of one a vector (stage 2's near-name search asks thousands)."""
+        ...
+
     async def similarities(
         self,
         collection: Collection,

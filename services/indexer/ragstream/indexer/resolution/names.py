@@ -13,7 +13,6 @@ and the walk must reach the names that hub was joined to, whose groups change wi
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -24,7 +23,10 @@ from ragstream.common.storage.protocols import SearchStore
 from ragstream.indexer.resolution.member import Member
 
 NAMES = Collection.NAMES
-CONCURRENT_SEARCHES = 16
+SEARCHES_PER_READ = 256
+"""Names searched in one call of the store (one read of the embedded store, one request of
+Elasticsearch's multi-search per 64): a batch of thousands of new names costs a few round
+trips, and no one read holds a reader thread for long."""
 SEARCHED = 4
 """Neighbours listed per name: `SEARCHED` x `limit` (a hub's partners of before are among
 them unless more than that many names arrived near it at once)."""
@@ -99,17 +101,20 @@ class NameIndex:
     async def _near_vectors(
         self, ws: str, vectors: Sequence[tuple[str, Vector]]
     ) -> dict[str, list[tuple[Named, float]]]:
-        gate = asyncio.Semaphore(CONCURRENT_SEARCHES)
-
-        async def one(key: str, vector: Vector) -> list[tuple[Named, float]]:
-            async with gate:
-                hits = await self._search.search_vector(
-                    NAMES, ws, vector, SearchFilter(), SEARCHED * self._limit, self._similarity
-                )
-            return [(_named(h.record), h.score) for h in hits if h.record.id != key]
-
-        found = await asyncio.gather(*(one(key, vector) for key, vector in vectors))
-        return {key: hits for (key, _), hits in zip(vectors, found, strict=True)}
+        found: dict[str, list[tuple[Named, float]]] = {}
+        for start in range(0, len(vectors), SEARCHES_PER_READ):
+            page = vectors[start : start + SEARCHES_PER_READ]
+            hits = await self._search.search_vectors(
+                NAMES,
+                ws,
+                [vector for _, vector in page],
+                SearchFilter(),
+                SEARCHED * self._limit,
+                self._similarity,
+            )
+            for (key, _), near in zip(page, hits, strict=True):
+                found[key] = [(_named(h.record), h.score) for h in near if h.record.id != key]
+        return found
 
 
 def candidates(near: Mapping[str, Near]) -> list[Candidate]:

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from elasticsearch import AsyncElasticsearch
+from elasticsearch import ApiError, AsyncElasticsearch
 
 from ragstream.common.models import Collection, Hit, SearchFilter, SearchRecord, Vector
 from ragstream.common.storage.elastic import codec, queries
@@ -35,6 +35,8 @@ from ragstream.common.vectors import unit_vector
 
 SIMILARITY_PAGE = 1000
 """Ids per search of `similarities` (well within Elasticsearch's result window)."""
+MSEARCH_PAGE = 64
+"""Searches per request of `search_vectors`."""
 
 
 class VectorSizeError(ValueError):
@@ -247,6 +249,47 @@ class ElasticSearchStore:
             track_total_hits=False,
         )
         return exact_hits(response["hits"]["hits"], query, min_score)
+
+    async def search_vectors(
+        self,
+        collection: Collection,
+        workspace: str,
+        vectors: Sequence[Vector],
+        search_filter: SearchFilter,
+        limit: int,
+        min_score: float = -1.0,
+    ) -> list[list[Hit]]:
+        found: list[list[Hit]] = [[] for _ in vectors]
+        asked = [
+            (i, self._checked(unit_vector(vector, "<query>"), "<query>"))
+            for i, vector in enumerate(vectors)
+        ]
+        # A zero vector has no direction: nothing is similar to it.
+        asked = [(i, query) for i, query in asked if np.any(query)]
+        if limit <= 0 or not asked:
+            return found
+        await self._follow()
+        index = self.index(collection)
+        for start in range(0, len(asked), MSEARCH_PAGE):
+            page = asked[start : start + MSEARCH_PAGE]
+            searches: list[dict[str, Any]] = []
+            for _, query in page:
+                knn = queries.knn_clause(workspace, query, search_filter, limit)
+                searches += [
+                    {"index": index},
+                    {
+                        "knn": knn,
+                        "size": knn["k"],
+                        "_source": {"excludes": list(codec.HIT_EXCLUDES[:2])},
+                        "track_total_hits": False,
+                    },
+                ]
+            response = await self._client.msearch(searches=searches)
+            for (i, query), answer in zip(page, response["responses"], strict=True):
+                if "error" in answer:
+                    raise ApiError(str(answer["error"]), response.meta, answer)
+                found[i] = exact_hits(answer["hits"]["hits"], query, min_score)
+        return found
 
 
 def exact_hits(raw: Sequence[Mapping[str, Any]], query: Vector, min_score: float) -> list[Hit]:

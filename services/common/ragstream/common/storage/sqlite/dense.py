@@ -176,6 +176,9 @@ class DenseIndex:
                 pks, scores = pks[rows], _scores(matrix[rows], q)
             else:
                 scores = np.where(mask, _scores(matrix, q), -np.inf).astype(np.float32)
+        if min_score > -1.0:  # a threshold (near names: 0.9) leaves few rows to rank
+            above = np.flatnonzero(scores >= min_score)
+            pks, scores = pks[above], scores[above]
         best = top_k(scores, limit)
         chosen = scores[best]
         kept = np.isfinite(chosen) & (chosen >= min_score)

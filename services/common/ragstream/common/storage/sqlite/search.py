@@ -294,14 +294,28 @@ class SqliteSearchStore:
         limit: int,
         min_score: float = -1.0,
     ) -> list[Hit]:
-        if limit <= 0:
-            return []
+        [hits] = await self.search_vectors(
+            collection, workspace, [vector], search_filter, limit, min_score
+        )
+        return hits
+
+    async def search_vectors(
+        self,
+        collection: Collection,
+        workspace: str,
+        vectors: Sequence[Vector],
+        search_filter: SearchFilter,
+        limit: int,
+        min_score: float = -1.0,
+    ) -> list[list[Hit]]:
+        if limit <= 0 or not vectors:
+            return [[] for _ in vectors]
         collection = Collection(collection)
-        query = np.asarray(vector, dtype=np.float32)
+        queries = [np.asarray(vector, dtype=np.float32) for vector in vectors]
         tables = schema.tables(collection)
         key = (collection, workspace)
 
-        def read(conn: sqlite3.Connection) -> list[Hit]:
+        def read(conn: sqlite3.Connection) -> list[list[Hit]]:
             allowed = (
                 None
                 if search_filter.unrestricted
@@ -310,11 +324,12 @@ class SqliteSearchStore:
             stored = search_rows.state(conn, collection, workspace)
             with self._lock(key):
                 index = self._current_index(conn, key, stored)
-                scored = index.search(query, allowed, limit, min_score)
+                scored = [index.search(query, allowed, limit, min_score) for query in queries]
             # The snapshot's generation, not the matrix's (which a write of this instance
             # may have moved ahead of it).
             load = self._hit_loader(conn, key, stored[1])
-            return search_rows.hits(load([pk for pk, _ in scored]), scored)
+            records = load(sorted({pk for found in scored for pk, _ in found}))
+            return [search_rows.hits(records, found) for found in scored]
 
         return await self._db.read(read)
 
