@@ -499,6 +499,23 @@ def test_a_royal_named_by_a_place_is_one_person_with_a_title_or_a_number() -> No
     assert not [name for name in types if "Consort" in name or "Smith of" in name]
 
 
+def test_one_word_of_the_one_word_is_one_name_unless_a_word_it_qualifies_follows() -> None:
+    result = extract_offline(
+        "Somerset obtained Tintern Abbey after the Dissolution of the Monasteries. He fought "
+        "in the Wars of the Roses and was a Justice of the Peace for Kent. He was a Chevalier "
+        "of the Legion of Honour and became Duke of the Franks. She visited the Mausoleum of "
+        "the Račić family in Cavtat, built by the Lacon dynasty."
+    )
+    names = {e.name for e in result.entities}
+    assert {"Dissolution of the Monasteries", "Wars of the Roses", "Justice of the Peace"} <= names
+    assert "Legion of Honour" in names  # "the" after a split opens no name
+    assert not names & {"Monasteries", "Roses", "Peace"}
+    # A family's or a dynasty's name qualifies the noun after it; a rank of the place is a role.
+    assert not [name for name in names if " of the " in name and "Monasteries" not in name
+                and "Roses" not in name and "Peace" not in name]  # fmt: skip
+    assert {"Račić", "Franks"} <= names
+
+
 def test_an_office_title_before_one_common_word_is_part_of_the_name() -> None:
     text = (
         "He worked for General Motors and Prince Aviation. The Chief Editor is Andrea Taroni. "

@@ -69,7 +69,7 @@ def latin_spans(sentence: str, words: ChunkWords, next_sentence: str = "") -> li
     """
     found: list[tuple[Span, bool]] = []
     for run in _runs(sentence):
-        for part in _split_at_of(run):
+        for part in _split_at_of(run, _modifier_after(sentence, run[-1].end)):
             result = _span(part, sentence, words)
             if result is not None:
                 found.append(result)
@@ -171,7 +171,8 @@ def _the_joins(run: list[Token]) -> bool:
     Endowment for the Arts"; trimmed when no name follows."""
     last = run[-1]
     epithet = len(run) == 1 and last.kind == "name"
-    of_the = len(run) >= 2 and last.text == "of" and run[-2].text in lex.OF_HEADS
+    one_word = len(run) == 2 and run[0].kind == "name"  # "Dissolution of the Monasteries"
+    of_the = len(run) >= 2 and last.text == "of" and (run[-2].text in lex.OF_HEADS or one_word)
     return epithet or of_the or last.text == "for"
 
 
@@ -179,24 +180,49 @@ _JOINING_WORDS = {"I": _regnal, "for": _for_joins, "the": _the_joins}
 """Words that continue a run only after certain words before them."""
 
 
-def _split_at_of(run: list[Token]) -> list[list[Token]]:
+def _split_at_of(run: list[Token], modifies: bool = False) -> list[list[Token]]:
     """Keeps "of" inside a name after an institution word and before a non-institution
     ("Institute of Ocean Sensing" is one name, "Lab of Northmere University" two), between
-    two single words, as in "Ermengarde of Tours" or "Bank of America", or a royal title and
-    a name or a name and its number before one ("Princess Ileana of Romania", "Engelbert I
-    of Berg"), and after a "for"
-    ("National Commission for the Development of Indigenous Peoples")."""
+    two single words, as in "Ermengarde of Tours" or "Bank of America", or "the" and one word
+    after the first ("Dissolution of the Monasteries", "Wars of the Roses") unless a word
+    that the last one qualifies follows the run (`modifies`: "the Mausoleum of the Račić
+    family"), or a royal title and a name or a name and its number before one ("Princess
+    Ileana of Romania", "Engelbert I of Berg"), and after a "for" ("National Commission for
+    the Development of Indigenous Peoples")."""
     for index, token in enumerate(run):
         if token.text != "of":
             continue
         left, right = run[:index], run[index + 1 :]
         one_word = len(left) == 1 and left[0].text not in lex.TITLES
+        the_one = (
+            len(right) == 2
+            and right[0].text == "the"
+            and not modifies
+            and left[-1].text not in _RANKS_AND_ROLES
+        )
         short_pair = len(right) == 1 and (one_word or _royal(left) or numbered(left))
         titled = any(t.text == "for" for t in left)
-        joined = bool(left and right) and (left[-1].text in lex.OF_HEADS or short_pair or titled)
+        joined = bool(left and right) and (
+            left[-1].text in lex.OF_HEADS or short_pair or (one_word and the_one) or titled
+        )
         if not joined or right[-1].text in lex.OF_HEADS or right[-1].text in lex.ORG_SUFFIXES:
-            return [part for part in (left, *_split_at_of(right)) if part]
+            rest = right[1:] if right and right[0].text == "the" else right
+            return [part for part in (left, *_split_at_of(rest, modifies)) if part]
     return [run]
+
+
+_RANKS_AND_ROLES = lex.NOBLE_TITLES | lex.ROYAL_TITLES | lex.OCCUPATIONS
+"""Words before "of the" that make a role, not a name ("Duke of the Franks")."""
+
+
+def _modifier_after(sentence: str, end: int) -> bool:
+    """Whether a lowercase word other than a stopword follows `end` after one space: a noun
+    the run's last word qualifies ("Račić family", "Lacon dynasty") or a verb."""
+    match = _NEXT_WORD.match(sentence, end)
+    return match is not None and match.group(1) not in _STOPWORDS
+
+
+_NEXT_WORD = re.compile(r" ([a-z][a-z'-]*)\b")
 
 
 def _royal(tokens: list[Token]) -> bool:
