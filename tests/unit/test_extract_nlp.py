@@ -516,6 +516,18 @@ def test_one_word_of_the_one_word_is_one_name_unless_a_word_it_qualifies_follows
     assert {"Račić", "Franks"} <= names
 
 
+def test_a_title_after_a_title_a_sales_award_and_an_adjective_are_no_names() -> None:
+    result = extract_offline(
+        "Elizabeth Bowes-Lyon became Queen Consort in 1936. The single was certified Platinum "
+        "by the Recording Industry Association of America and went Gold in Canada. The diocese "
+        "lies in the Ecclesiastical province of Tegucigalpa; he painted in Rococo and "
+        "Neoclassical styles. Gold Coast is a city."
+    )
+    names = {e.name for e in result.entities}
+    assert {"Elizabeth Bowes-Lyon", "Canada", "Tegucigalpa", "Gold Coast"} <= names
+    assert not names & {"Consort", "Platinum", "Gold", "Ecclesiastical", "Neoclassical"}
+
+
 def test_an_office_title_before_one_common_word_is_part_of_the_name() -> None:
     text = (
         "He worked for General Motors and Prince Aviation. The Chief Editor is Andrea Taroni. "

@@ -256,30 +256,40 @@ def _span(tokens: list[Token], sentence: str, words: ChunkWords) -> tuple[Span, 
     words_only = [t.text for t in tokens if t.kind != "number"]
     if _role(words_only, titled):
         return None
-    if len(words_only) == 1:
-        word = words_only[0]
-        if word in _NEVER_ALONE:
-            return None
-        # "Formed", "Disbanded", "Away" of "Home and Away"; after a title, a surname ("Mr Young")
-        if everyday_word(word) and not titled:
-            return None
-        # A lone capitalized word opening a sentence, or a label ("Finding 1:"), is a name
-        # only if the chunk capitalizes it elsewhere too (or it opens a dateline).
-        label = len(tokens) == 2 and after.startswith(":")
-        lone_initial = initial and (len(tokens) == 1 or label) and not _code(word)
-        if lone_initial and word not in words.mid_capitalized and not DATELINE.match(after):
-            return None
+    if len(words_only) == 1 and not _lone_name(tokens, sentence, words, titled, initial):
+        return None
     own = intrinsic(tokens)
     shaped = person_shaped(tokens) and not own
     evidence = own | context(tokens, shaped, titled, sentence, after)
     return Span(name, tokens[0].start, tokens[-1].end, frozenset(evidence)), shaped
 
 
+def _lone_name(
+    tokens: list[Token], sentence: str, words: ChunkWords, titled: bool, initial: bool
+) -> bool:
+    """Whether the one word of a run (beside a number, perhaps) is a name."""
+    word = next(t.text for t in tokens if t.kind != "number")
+    after = sentence[tokens[-1].end :]
+    if word in _NEVER_ALONE or _certification(word, sentence[: tokens[0].start]):
+        return False
+    # An adjective before its noun: "the Ecclesiastical province", "Neoclassical styles"
+    if word.endswith("ical") and _modifier_after(sentence, tokens[-1].end):
+        return False
+    # "Formed", "Disbanded", "Away" of "Home and Away"; after a title, a surname ("Mr Young")
+    if everyday_word(word) and not titled:
+        return False
+    # A lone capitalized word opening a sentence, or a label ("Finding 1:"), is a name
+    # only if the chunk capitalizes it elsewhere too (or it opens a dateline).
+    label = len(tokens) == 2 and after.startswith(":")
+    lone_initial = initial and (len(tokens) == 1 or label) and not _code(word)
+    return not lone_initial or word in words.mid_capitalized or bool(DATELINE.match(after))
+
+
 def _role(words: list[str], titled: bool) -> bool:
-    """A title or a rank alone ("served as Regent", "an Archduke"), an occupation alone or
-    in the plural ("Songwriter and Arranger", "Choreographers"), or an occupation after a
-    nationality ("a British Cinematographer"): a role, not a name. After a title an
-    occupation's word is a surname ("Mr Singer"), and a title's plural may be a name
+    """A title or a rank alone ("served as Regent", "an Archduke", "became Queen Consort"),
+    an occupation alone or in the plural ("Songwriter and Arranger", "Choreographers"), or an
+    occupation after a nationality ("a British Cinematographer"): a role, not a name. After a
+    title an occupation's word is a surname ("Mr Singer"), and a title's plural may be a name
     ("Queens", the borough; "Senators", a team)."""
     if not words:
         return False
@@ -287,10 +297,18 @@ def _role(words: list[str], titled: bool) -> bool:
     if before:
         return last in lex.OCCUPATIONS and all(w in _ORIGIN_WORDS for w in before)
     occupation = last in lex.OCCUPATIONS or last.removesuffix("s") in lex.OCCUPATIONS
-    return last in lex.TITLES or last in lex.NOBLE_TITLES or (occupation and not titled)
+    after_title = titled and last in lex.TITLE_AFTER  # "Queen Consort", "Prince Regent"
+    return (
+        last in lex.TITLES or last in lex.NOBLE_TITLES or after_title or (occupation and not titled)
+    )
 
 
 _ORIGIN_WORDS = lex.DEMONYMS | lex.GROUP_WORDS | lex.GROUP_QUALIFIERS
+
+
+def _certification(word: str, before: str) -> bool:
+    """A record's sales award: "certified Platinum", "went Gold"."""
+    return word in lex.CERTIFICATIONS and before.endswith(("certified ", "went "))
 
 
 def _untitled(tokens: list[Token]) -> tuple[list[Token], bool]:

@@ -112,6 +112,9 @@ DEGREES = _words(
 )
 """Academic degrees as written with their periods (the last one cut off, as a name's end):
 "received his B.A. from Yale" names Yale, not a "B.A" that every graduate's passage shares."""
+CERTIFICATIONS = _words("Gold Platinum Silver Diamond Multi-Platinum")
+"""Sales awards of a record after "certified" or "went" ("certified Platinum by the RIAA",
+"went Gold"): no name."""
 
 ORG_SUFFIXES = _words(
     """Inc Corp Corporation Co Company Ltd Limited LLC LLP PLC plc GmbH AG SA AS ASA AB NV BV Oy
