@@ -73,6 +73,48 @@ async def test_a_failed_write_is_rolled_back(db: Database) -> None:
     assert await db.read(scalar("SELECT count(*) FROM t")) == 0
 
 
+async def test_a_write_waits_for_another_writer_of_the_file_then_runs(
+    db: Database, tmp_path: Path
+) -> None:
+    await db.migrate("demo", [STEP_1])
+    other = sqlite3.connect(tmp_path / "data" / "ragstream.db", isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another process's writer holds the lock
+    other.execute("INSERT INTO t (x) VALUES (1)")
+    order: list[str] = []
+
+    def insert(conn: sqlite3.Connection) -> None:
+        order.append("second")
+        conn.execute("INSERT INTO t (x) VALUES (2)")
+
+    write = asyncio.create_task(db.write(insert))
+    await asyncio.sleep(0.2)
+    assert not write.done()  # still waiting for the lock
+    order.append("first")
+    other.execute("COMMIT")
+    other.close()
+    await write
+    assert order == ["first", "second"]
+    assert await db.read(scalar("SELECT group_concat(x) FROM t")) == "1,2"
+    # The writer's own busy timeout is the configured one again after its wait.
+    assert await db.write(scalar("PRAGMA busy_timeout")) == 10_000
+
+
+async def test_a_write_gives_up_after_the_busy_timeout(tmp_path: Path) -> None:
+    path = tmp_path / "ragstream.db"
+    db = Database(path, busy_timeout_ms=300)
+    await asyncio.get_running_loop().run_in_executor(None, db._open_writer)
+    async with db:
+        other = sqlite3.connect(path, isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")
+        began = time.monotonic()
+        with pytest.raises(sqlite3.OperationalError, match="locked"):
+            await db.write(scalar("SELECT 1"))
+        assert time.monotonic() - began >= 0.3
+        other.execute("ROLLBACK")
+        other.close()
+        assert await db.write(scalar("SELECT 1")) == 1
+
+
 async def test_blocking_work_never_stalls_the_event_loop(db: Database) -> None:
     ticks = 0
 
