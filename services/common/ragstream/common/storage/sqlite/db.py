@@ -160,7 +160,8 @@ class Database:
                     conn.execute("BEGIN IMMEDIATE")
                     return
                 except sqlite3.OperationalError as exc:
-                    if exc.sqlite_errorcode != sqlite3.SQLITE_BUSY or time.monotonic() > deadline:
+                    busy = exc.sqlite_errorcode & 0xFF == sqlite3.SQLITE_BUSY  # or its variants
+                    if not busy or time.monotonic() > deadline:
                         raise
                 time.sleep(pause)
                 pause = min(2 * pause, _LAST_PAUSE_S)
