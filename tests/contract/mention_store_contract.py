@@ -6,6 +6,8 @@ A subclass defines a `store` fixture yielding a fresh, empty store, and override
 
 from __future__ import annotations
 
+import asyncio
+
 from ragstream.common.models import Mention, MentionKind, relation_key
 from ragstream.common.storage.protocols import CacheStore, MentionStore
 
@@ -101,3 +103,11 @@ class CacheStoreContract:
         assert await store.get("k") == "value 值 \n"
         await store.put("k", "second")
         assert await store.get("k") == "second"
+
+    async def test_concurrent_puts_each_return_once_readable(self, store: CacheStore) -> None:
+        async def put_then_get(i: int) -> str | None:
+            await store.put(f"k{i}", f"v{i}")
+            return await store.get(f"k{i}")
+
+        got = await asyncio.gather(*(put_then_get(i) for i in range(60)))
+        assert got == [f"v{i}" for i in range(60)]
