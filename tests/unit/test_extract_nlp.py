@@ -61,6 +61,11 @@ def offline_names(text: str) -> set[str]:
     return {e.name for e in extract_offline(text).entities}
 
 
+def offline_types(text: str) -> dict[str, str]:
+    """The type of each name the offline extractor finds in `text`."""
+    return {e.name: e.type for e in extract_offline(text).entities}
+
+
 def test_the_named_people_organisations_and_products_of_the_corpus_are_found() -> None:
     found = corpus_keys()
     assert [name for name in PEOPLE_ORGANIZATIONS_PRODUCTS if entity_key(name) not in found] == []
@@ -194,11 +199,13 @@ def test_sentences_join_wrapped_lines_and_keep_headings_apart() -> None:
 
 def test_a_hyphen_spaced_from_the_next_word_joins_it_when_a_side_is_capitalized() -> None:
     text = (
-        "Louis, Count of Saint-\nPol, met Ibn al- Zayyat. A half- brother came, pre- and post-war."
+        "Louis, Count of Saint-\nPol, met Ibn al- Zayyat. A half- brother came, pre- and post-war. "
+        "It starred Nam Sang -mi, not Paris - the city."
     )
     assert split_sentences(text) == [
         "Louis, Count of Saint-Pol, met Ibn al-Zayyat.",
         "A half- brother came, pre- and post-war.",
+        "It starred Nam Sang-mi, not Paris - the city.",
     ]
     names = offline_names(
         "Abd Al-Aziz Fawzan Al-Fawzan\n\nAbd Al- Aziz Fawzan Al- Fawzan is a Saudi scholar. "
@@ -574,7 +581,16 @@ def test_the_words_that_qualify_a_title_go_with_it() -> None:
 
 
 def test_battles_sieges_revolutions_and_crises_are_events() -> None:
-    events = ["Battle of Hastings", "Siege of Cassel", "French Revolution", "Cuban Missile Crisis"]
+    events = [
+        "Battle of Hastings",
+        "Siege of Cassel",
+        "French Revolution",
+        "Cuban Missile Crisis",
+        "Dutch Revolt",
+        "First Crusade",
+        "Chess Olympiad",
+        "San Francisco Earthquake",
+    ]
     text = " ".join(f"He wrote of the {event} in 1990." for event in events)
     types = {e.name: e.type for e in extract_offline(text).entities}
     assert {name: types.get(name) for name in events} == dict.fromkeys(events, "event")
@@ -666,3 +682,39 @@ def test_a_lone_direction_is_no_name_but_heads_one() -> None:
     names = offline_names(text)
     assert "Southwestern" not in names
     assert {"Southside", "Virginia", "Northwestern University"} <= names
+
+
+def test_a_name_in_parentheses_shares_its_type_only_as_another_name_of_it() -> None:
+    types = offline_types(
+        "The paper thanks George T. Solomon (George Washington University). Mira Okafor "
+        "joined Halvorsen Aquatics Ltd (HAL) in 2019. 周明哲（Zhou Mingzhe）是高级工程师。"
+    )
+    # An affiliation after a person is no other name of the person.
+    assert types["George Washington University"] == "organization"
+    assert types["George T. Solomon"] != "organization"
+    # Initials and a name in another script are.
+    assert types["HAL"] == types["Halvorsen Aquatics Ltd"] == "organization"
+    assert types["Zhou Mingzhe"] == types["周明哲"] == "person"
+
+
+def test_a_role_then_is_or_was_or_a_work_by_before_a_name_makes_a_person() -> None:
+    types = offline_types(
+        "The current editor-in-chief is Esther Duflo. The previous editor was Pinelopi "
+        "Goldberg. The capital is Port Moresby. It is a song with lyrics by Ira Gershwin, "
+        "composed by Tatineni Rama Rao and produced by Cosmopolitan Productions."
+    )
+    people = ["Esther Duflo", "Pinelopi Goldberg", "Ira Gershwin", "Tatineni Rama Rao"]
+    assert {name: types.get(name) for name in people} == dict.fromkeys(people, "person")
+    assert types["Port Moresby"] != "person"
+    assert types["Cosmopolitan Productions"] == "organization"
+
+
+def test_a_month_before_a_name_word_is_a_given_name_unless_a_date_is_meant() -> None:
+    names = offline_names(
+        "The current editor is Jan Philip Solovej. The film starred June Allyson and Karl "
+        "August Wittfogel. On 13 May Salandra resigned. In March Napoleon returned to Paris "
+        "and in May 1815 he lost."
+    )
+    assert {"Jan Philip Solovej", "June Allyson", "Karl August Wittfogel", "Napoleon"} <= names
+    assert {"Salandra", "Paris"} <= names
+    assert not names & {"Philip Solovej", "Allyson", "May Salandra", "March Napoleon"}

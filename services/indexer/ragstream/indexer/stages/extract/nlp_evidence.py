@@ -32,6 +32,12 @@ _PERSON_AFTER = re.compile(
     rf"|^\s+of\s+(?:[A-Z][\w&'’.-]*\s+){{1,4}}?(?:{_ORG_SUFFIX}){_END}"
 )
 _PERSON_AGENT = re.compile(rf"\b(?:{lex.PERSON_AGENT_VERBS})\s+by\s+$")
+_ROLE_IS = re.compile(
+    rf"\b(?:{lex.PERSON_ROLES}|editor|editor-in-chief)\s+"
+    r"(?:is|was|has been|had been|became|becomes|remains|remained)\s+$",
+    re.IGNORECASE,
+)
+"""A role, then the person who holds it: "The current editor-in-chief is Esther Duflo"."""
 _ORG_AFTER = re.compile(
     r"^(?:,\s+|\s+is\s+)(?:a|an|the)\s+(?:(?!of\b)[\w-]+\s+){0,4}?"
     rf"(?:{lex.ORG_ROLES}){_END}|^\s+(?:{lex.ORG_VERBS_AFTER})\b"
@@ -118,12 +124,13 @@ def person_shaped(tokens: list[Token]) -> bool:
 
 
 def _person_context(word_before: str, before: str, after: str) -> bool:
-    """A role or speech verb before, a role or "who" after, "led by" before, or a Chinese
-    job title around the name."""
+    """A role or speech verb before, a role or "who" after, "led by" or "the editor was"
+    before, or a Chinese job title around the name."""
     return (
         word_before in lex.PERSON_BEFORE
         or bool(_PERSON_AFTER.match(after))
         or bool(_PERSON_AGENT.search(before))
+        or bool(_ROLE_IS.search(before))
         or before.rstrip().endswith(lex.CHINESE_ROLES)
         or after.lstrip().startswith(lex.CHINESE_TITLES_AFTER)
     )

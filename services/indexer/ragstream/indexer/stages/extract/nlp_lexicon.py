@@ -125,7 +125,8 @@ ORG_SUFFIXES = _words(
     Aerospace Motors Airlines Airways Energy Electronics Semiconductors Networks Software Systems
     Technologies Solutions Industries Logistics Shipping Equipment Media Studios Press Insurance
     Securities Consulting Services Enterprises Federation Union Party Office Bureau Church Museum
-    Library Center Centre FC F.C AFC A.F.C S.C C.F"""
+    Library Center Centre FC F.C AFC A.F.C S.C C.F Pictures Productions Films Entertainment
+    Records Broadcasting Publishers Publishing"""
 )
 """Last words of organization names."""
 DIGNITIES = _words(
@@ -155,7 +156,8 @@ EVENT_PREFIXES = _words("Project Operation Programme Program")
 EVENT_SUFFIXES = _words(
     """Forum Conference Summit Congress Symposium Festival Expo Exhibition Fair Workshop Olympics
     Games Cup Championship Championships War Election Meeting Week Battle Battles Siege
-    Revolution Rebellion Uprising Massacre Crisis Tournament Marathon"""
+    Revolution Rebellion Uprising Massacre Crisis Tournament Marathon Olympiad Revolt Crusade
+    Crusades Riot Riots Coup Invasion Mutiny Insurrection Earthquake Famine Pandemic Epidemic"""
 )
 """A name's head that makes it an event: its last word, or the word before its "of"
 ("Battle of Hastings", "Siege of Cassel", "French Revolution", "Cuban Missile Crisis")."""
@@ -207,9 +209,12 @@ PERSON_ROLES = (
 )
 """Roles after a name and a comma ("Lena Voss, vice president of quality")."""
 PERSON_AGENT_VERBS = (
-    "led|headed|directed|chaired|written|authored|founded|reported|signed|presented|supervised"
+    "led|headed|directed|chaired|written|authored|founded|reported|signed|presented|supervised|"
+    "co-written|co-directed|composed|edited|illustrated|narrated|sung|"
+    "painted|sculpted|translated|coached|lyrics|music|screenplay|libretto"
 )
-"""Passive verbs whose "by" introduces a person ("the team led by Mira Okafor")."""
+"""Passive verbs, and the parts of a work, whose "by" introduces a person ("the team led by
+Mira Okafor", "with lyrics by Ira Gershwin")."""
 PERSON_PRONOUNS = _words("He She His Her")
 """A sentence starting with one of these continues about the person the previous one began with."""
 SUBJECT_PRONOUNS = PERSON_PRONOUNS | _words("It Its")

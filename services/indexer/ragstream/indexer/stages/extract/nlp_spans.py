@@ -11,9 +11,19 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ragstream.indexer.stages.extract.nlp_lexicon import CONCEPT, PRODUCT, TYPE_PRIORITY
+from ragstream.common.text.fold import abbreviation_letters
+from ragstream.indexer.stages.extract import nlp_lexicon as lex
+from ragstream.indexer.stages.extract.nlp_lexicon import CONCEPT, PERSON, PRODUCT, TYPE_PRIORITY
 
 _PAREN = re.compile(r"\s*[（(]([^（）()]*)[）)]")
+_IDEOGRAPH = re.compile(r"[\u3400-\u9fff]")
+_WORD = re.compile(r"[^\W_]+")
+_PERSON_WORD = re.compile(r"^(?:[A-Z]\.|[A-Z][a-z]+(?:[-'’][A-Za-z][a-z]+)*)$")
+_NOT_PERSON_HEADS = lex.ORG_SUFFIXES | lex.LOCATION_SUFFIXES | lex.EVENT_SUFFIXES
+_ALIAS_SAID = re.compile(
+    r"以下简称|简称|下称|又称|也称|also known as|a\.k\.a\.|\baka\b|formerly|\bor\b"
+)
+"""Words in the parentheses that say their names are other names of the one before."""
 _ALIAS_FILLER = re.compile(
     r"以下简称|简称|下称|又称|也称|即|also known as|a\.k\.a\.|aka|formerly|or|[\s,，;；、:：]"
 )
@@ -42,11 +52,13 @@ def non_overlapping(spans: Iterable[Span]) -> list[Span]:
 
 
 def alias_pairs(sentence: str, spans: Sequence[Span]) -> list[tuple[str, str]]:
-    """(name, alias) for every span directly followed by parentheses holding only names.
+    """(name, alias) for every span directly followed by parentheses holding only names,
+    each one another name of it (`_another_name`).
 
     "东海海洋感知研究所（East China Sea Institute of Ocean Sensing，简称 ESIOS）" pairs the
-    Chinese name with both; "Mira Okafor (Tern sensor team, Halvorsen Aquatics)" pairs
-    nothing, since "sensor team" is not a name.
+    Chinese name with both, "Halvorsen Aquatics (HA)" the two; "Mira Okafor (Tern sensor
+    team, Halvorsen Aquatics)" pairs nothing, since "sensor team" is not a name, and
+    "Esther Duflo (MIT)" nothing: a person's affiliation, not another name of hers.
     """
     pairs: list[tuple[str, str]] = []
     for span in spans:
@@ -62,9 +74,52 @@ def alias_pairs(sentence: str, spans: Sequence[Span]) -> list[tuple[str, str]]:
             rest.append(sentence[cursor : alias.start])
             cursor = alias.end
         rest.append(sentence[cursor:last])
-        if not _ALIAS_FILLER.sub("", "".join(rest)):
-            pairs.extend((span.name, alias.name) for alias in inner)
+        filler = "".join(rest)
+        if not _ALIAS_FILLER.sub("", filler):
+            said = bool(_ALIAS_SAID.search(filler))
+            pairs.extend((span.name, a.name) for a in inner if said or _another_name(span, a))
     return pairs
+
+
+def _another_name(span: Span, alias: Span) -> bool:
+    """Whether `alias`, in parentheses after `span` with no word saying so, is another name
+    of it: one of them written in ideographs (a gloss), one word whose letters are initials
+    of the other's words, in order, from the first ("ESIOS" of "East China Sea Institute of
+    Ocean Sensing"), or two names both a person's or neither ("Judge Dee (Ti Jen-chieh)",
+    "Society of Jesus (Jesuits)"). A person's name before an institution's or an acronym is
+    an affiliation ("Esther Duflo (MIT)", "George T. Solomon (George Washington
+    University)")."""
+    name, other = span.name, alias.name
+    if _IDEOGRAPH.search(name) or _IDEOGRAPH.search(other):
+        return True
+    if any(
+        " " not in short and _initials_of(abbreviation_letters(short), _WORD.findall(full))
+        for short, full in ((other, name), (name, other))
+    ):
+        return True
+    return _a_persons(span) == _a_persons(alias)
+
+
+def _a_persons(span: Span) -> bool:
+    """A person's name by its evidence, or by its shape: two to four capitalized words of
+    letters or initials, the last no institution's, place's or event's head."""
+    words = span.name.split()
+    shaped = (
+        2 <= len(words) <= 4
+        and all(_PERSON_WORD.match(word) for word in words)
+        and words[-1] not in _NOT_PERSON_HEADS
+    )
+    return shaped or PERSON in span.evidence
+
+
+def _initials_of(letters: str, words: list[str]) -> bool:
+    initials = iter(word[0].upper() for word in words)
+    return (
+        len(letters) >= 2
+        and len(words) >= 2
+        and letters[0] == words[0][0].upper()
+        and all(letter in initials for letter in letters)
+    )
 
 
 def resolve_types(

@@ -3,7 +3,10 @@
 A token is a word, a number, an initial or a name particle ("van", "de"), with its offsets;
 a possessive "'s" is cut off and remembered, since a run of name words ends there, and so
 is the lowercase end of an adjective made of a name ("Bronx-born", "Oscar-winning",
-"English-language", "London-based": the name is "Bronx", "Oscar", ...).
+"English-language", "London-based": the name is "Bronx", "Oscar", ...). A month is no name
+word, except as a given name: right before a name word and after no number ("Jan Garbarek",
+"June Allyson", "Karl August Wittfogel"; not "13 May Salandra", "In March Napoleon" or "May
+Fourth").
 """
 
 from __future__ import annotations
@@ -27,6 +30,20 @@ _ADJECTIVE_END = re.compile(
 syllable, as in "Chan-wook" or "Kwok-ming") or a noun that makes an adjective, with the
 lowercase words before it ("Lord-in-waiting" is "Lord")."""
 YEAR = re.compile(r"^(?:19|20)\d\d$")
+_BEFORE_A_DATE = frozenset(
+    re.findall(
+        r"\w+",
+        """in on by since until till during of from last next early late mid between through
+        before after this that each every""",
+    )
+)
+"""Words before a month that make it one ("in March", "since June")."""
+_ORDINAL_DAY = re.compile(
+    r"^(?:First|Second|Third|Fourth|Fifth|Sixth|Seventh|Eighth|Ninth|Tenth|Eleventh|Twelfth|"
+    r"Thirteenth|Fourteenth|Fifteenth|Sixteenth|Seventeenth|Eighteenth|Nineteenth|Twentieth|"
+    r"Thirtieth|Twenty-\w+|Thirty-\w+)$"
+)
+"""A day written as a word after its month ("May Fourth")."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +67,23 @@ def latin_tokens(sentence: str) -> list[Token]:
         if adjective is not None:
             text, end = text[: adjective.start()], end - len(text) + adjective.start()
         found.append(Token(text, match.start(), end, _kind(text), possessive))
-    return found
+    return _given_names(sentence, found)
+
+
+def _given_names(sentence: str, tokens: list[Token]) -> list[Token]:
+    """Months used as given names, made name words (see the module's docstring)."""
+    for i, token in enumerate(tokens):
+        if token.text not in lex.MONTHS or i + 1 == len(tokens):
+            continue
+        following, previous = tokens[i + 1], tokens[i - 1] if i else None
+        dated = previous is not None and (
+            previous.kind == "number" or previous.text.lower() in _BEFORE_A_DATE
+        )
+        joined = sentence[token.end : following.start] == " "
+        day = bool(_ORDINAL_DAY.match(following.text))
+        if joined and following.kind == "name" and not dated and not day:
+            tokens[i] = Token(token.text, token.start, token.end, "name", token.possessive)
+    return tokens
 
 
 def _kind(text: str) -> str:

@@ -3,7 +3,8 @@
 Line breaks inside a paragraph are wrapping, not boundaries ("Ingrid\\nHalvorsen" is one
 name), and so is a space after a word's last hyphen when either side is capitalized: a
 compound broken at a line's end, or spaced so by the text's source ("Saint- Pol",
-"Al- Fawzan", "Bronx- born" are "Saint-Pol", "Al-Fawzan", "Bronx-born"). Blank lines,
+"Al- Fawzan", "Bronx- born" are "Saint-Pol", "Al-Fawzan", "Bronx-born"), as is a space
+before a hyphen between a capitalized word and a lowercase one ("Nam Sang -mi"). Blank lines,
 markdown headings (a block of their own), list items, "Field: value" header lines and lines
 ending in Chinese text start a new block. Inside a block, Chinese terminators (。！？；)
 always end a sentence; a Latin ., ! or ? ends one when whitespace follows and the word
@@ -25,6 +26,8 @@ _BOUNDARY = re.compile(r"[。！？；]+[”’」』）)\"']*|[.!?]+[”’\"')
 _WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]*)$")
 _BROKEN_HYPHEN = re.compile(r"\b([^\W\d_])[\w'’]*- (?=([^\W\d_]))")
 """A word's end hyphen, a space, and the next word's first letter (not consumed: chains)."""
+_SPACED_HYPHEN = re.compile(r"\b([A-Z][\w'’]*) -(?=[a-z]+\b(?!['’]))")
+"""A capitalized word, a space, and a hyphen joined to a lowercase word ("Sang -mi")."""
 
 
 def split_sentences(text: str) -> list[str]:
@@ -57,7 +60,7 @@ def _join_hyphens(block: str) -> str:
     """`block` with each broken compound joined, when a side of it is capitalized: a
     lowercase pair ("inter- national", "pre- and post-war") may be a word or a suspended
     hyphen, and names no name either way."""
-    return _BROKEN_HYPHEN.sub(_joined, block)
+    return _BROKEN_HYPHEN.sub(_joined, _SPACED_HYPHEN.sub(r"\1-", block))
 
 
 def _joined(match: re.Match[str]) -> str:
