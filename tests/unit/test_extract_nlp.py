@@ -701,12 +701,15 @@ def test_a_role_then_is_or_was_or_a_work_by_before_a_name_makes_a_person() -> No
     types = offline_types(
         "The current editor-in-chief is Esther Duflo. The previous editor was Pinelopi "
         "Goldberg. The capital is Port Moresby. It is a song with lyrics by Ira Gershwin, "
-        "composed by Tatineni Rama Rao and produced by Cosmopolitan Productions."
+        "composed by Tatineni Rama Rao and produced by Cosmopolitan Productions. He studied "
+        "at the Zagreb School of Animated Films."
     )
     people = ["Esther Duflo", "Pinelopi Goldberg", "Ira Gershwin", "Tatineni Rama Rao"]
     assert {name: types.get(name) for name in people} == dict.fromkeys(people, "person")
     assert types["Port Moresby"] != "person"
+    # A studio's last word makes an organization, and splits no name at its "of".
     assert types["Cosmopolitan Productions"] == "organization"
+    assert types["Zagreb School of Animated Films"] == "organization"
 
 
 def test_a_month_before_a_name_word_is_a_given_name_unless_a_date_is_meant() -> None:

@@ -22,7 +22,7 @@ DATELINE = re.compile(
 )
 """A place's dateline after it: "Bergen, 3 May", "Oslo, Norway, March 4"."""
 DATE_AFTER = re.compile(rf"^\s+(?:{_MONTH})\b")
-_ORG_SUFFIX = "|".join(sorted(lex.ORG_SUFFIXES))
+_ORG_SUFFIX = "|".join(sorted(lex.ORG_SUFFIXES | lex.MEDIA_SUFFIXES))
 _END = r"(?![\w'’-])"  # "company" but not "company-wide" or "company's"
 _PERSON_AFTER = re.compile(
     r"^,\s+who\b|^\s+and\s+(?:his|her)\b"
@@ -55,7 +55,7 @@ def intrinsic(tokens: list[Token]) -> set[str]:
     evidence: set[str] = set()
     if head in lex.AWARD_HEADS:
         evidence.add(lex.CONCEPT)
-    if head in lex.ORG_SUFFIXES:
+    if head in lex.ORG_SUFFIXES or head in lex.MEDIA_SUFFIXES:
         evidence.add(lex.ORGANIZATION)
     if head in lex.LOCATION_SUFFIXES or (len(words) == 2 and words[0] in lex.LOCATION_PREFIXES):
         evidence.add(lex.LOCATION)

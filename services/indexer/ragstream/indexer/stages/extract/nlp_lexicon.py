@@ -125,10 +125,15 @@ ORG_SUFFIXES = _words(
     Aerospace Motors Airlines Airways Energy Electronics Semiconductors Networks Software Systems
     Technologies Solutions Industries Logistics Shipping Equipment Media Studios Press Insurance
     Securities Consulting Services Enterprises Federation Union Party Office Bureau Church Museum
-    Library Center Centre FC F.C AFC A.F.C S.C C.F Pictures Productions Films Entertainment
-    Records Broadcasting Publishers Publishing"""
+    Library Center Centre FC F.C AFC A.F.C S.C C.F"""
 )
 """Last words of organization names."""
+MEDIA_SUFFIXES = _words(
+    "Pictures Productions Films Entertainment Records Broadcasting Publishers Publishing"
+)
+"""Last words of studios', labels' and publishers' names: an organization's, but weaker than
+ORG_SUFFIXES, since a field can end so too ("Zagreb School of Animated Films" stays one
+name, where "Lab of Northmere University" is two)."""
 DIGNITIES = _words(
     "Barony Baronetcy Viscountcy Earldom Marquessate Dukedom Peerage Lordship Headship"
 )

@@ -19,7 +19,9 @@ _PAREN = re.compile(r"\s*[（(]([^（）()]*)[）)]")
 _IDEOGRAPH = re.compile(r"[\u3400-\u9fff]")
 _WORD = re.compile(r"[^\W_]+")
 _PERSON_WORD = re.compile(r"^(?:[A-Z]\.|[A-Z][a-z]+(?:[-'’][A-Za-z][a-z]+)*)$")
-_NOT_PERSON_HEADS = lex.ORG_SUFFIXES | lex.LOCATION_SUFFIXES | lex.EVENT_SUFFIXES
+_NOT_PERSON_HEADS = (
+    lex.ORG_SUFFIXES | lex.MEDIA_SUFFIXES | lex.LOCATION_SUFFIXES | lex.EVENT_SUFFIXES
+)
 _ALIAS_SAID = re.compile(
     r"以下简称|简称|下称|又称|也称|also known as|a\.k\.a\.|\baka\b|formerly|\bor\b"
 )
