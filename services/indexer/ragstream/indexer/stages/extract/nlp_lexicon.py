@@ -27,6 +27,11 @@ MONTHS = _words(
     "January February March April May June July August September October November December "
     "Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec"
 )
+BEFORE_A_DATE = _words(
+    """in on by since until till during of from last next early late mid between through
+    before after this that each every"""
+)
+"""Words before a month that make it one ("in March", "since June"), not a given name."""
 BREAKS = MONTHS | _words(
     """Monday Tuesday Wednesday Thursday Friday Saturday Sunday
     EUR USD GBP NOK SEK DKK CHF JPY CNY RMB CAD AUD I"""

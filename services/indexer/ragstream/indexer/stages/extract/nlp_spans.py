@@ -22,13 +22,10 @@ _PERSON_WORD = re.compile(r"^(?:[A-Z]\.|[A-Z][a-z]+(?:[-'’][A-Za-z][a-z]+)*)$"
 _NOT_PERSON_HEADS = (
     lex.ORG_SUFFIXES | lex.MEDIA_SUFFIXES | lex.LOCATION_SUFFIXES | lex.EVENT_SUFFIXES
 )
-_ALIAS_SAID = re.compile(
-    r"以下简称|简称|下称|又称|也称|also known as|a\.k\.a\.|\baka\b|formerly|\bor\b"
-)
+_ALIAS_WORDS = r"以下简称|简称|下称|又称|也称|即|also known as|a\.k\.a\.|aka|formerly|or"
 """Words in the parentheses that say their names are other names of the one before."""
-_ALIAS_FILLER = re.compile(
-    r"以下简称|简称|下称|又称|也称|即|also known as|a\.k\.a\.|aka|formerly|or|[\s,，;；、:：]"
-)
+_ALIAS_SAID = re.compile(_ALIAS_WORDS)
+_ALIAS_FILLER = re.compile(rf"{_ALIAS_WORDS}|[\s,，;；、:：]")
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,14 +30,6 @@ _ADJECTIVE_END = re.compile(
 syllable, as in "Chan-wook" or "Kwok-ming") or a noun that makes an adjective, with the
 lowercase words before it ("Lord-in-waiting" is "Lord")."""
 YEAR = re.compile(r"^(?:19|20)\d\d$")
-_BEFORE_A_DATE = frozenset(
-    re.findall(
-        r"\w+",
-        """in on by since until till during of from last next early late mid between through
-        before after this that each every""",
-    )
-)
-"""Words before a month that make it one ("in March", "since June")."""
 _ORDINAL_DAY = re.compile(
     r"^(?:First|Second|Third|Fourth|Fifth|Sixth|Seventh|Eighth|Ninth|Tenth|Eleventh|Twelfth|"
     r"Thirteenth|Fourteenth|Fifteenth|Sixteenth|Seventeenth|Eighteenth|Nineteenth|Twentieth|"
@@ -77,7 +69,7 @@ def _given_names(sentence: str, tokens: list[Token]) -> list[Token]:
             continue
         following, previous = tokens[i + 1], tokens[i - 1] if i else None
         dated = previous is not None and (
-            previous.kind == "number" or previous.text.lower() in _BEFORE_A_DATE
+            previous.kind == "number" or previous.text.lower() in lex.BEFORE_A_DATE
         )
         joined = sentence[token.end : following.start] == " "
         day = bool(_ORDINAL_DAY.match(following.text))
