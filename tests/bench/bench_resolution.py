@@ -80,12 +80,15 @@ def common_words(corpus: Path) -> set[str]:
     return {w for w, n in lower.items() if n > upper[w]}
 
 
-_QUOTED_WORD = re.compile(r"(?=[\"“]\s*([^\W\d_][\w'’-]*)[,.]?\s*[\"”])")
-"""A lookahead, so that a closing quote may open the next match ('"" episode "Badge"')."""
+_QUOTED_WORD = re.compile(r"(?=[\"“]\s*([^\W\d_][\w'’-]*)(?:\s+\([^()\"”]+\))?[,.]?\s*[\"”])")
+"""A lookahead, so that a closing quote may open the next match ('"" episode "Badge"'); a
+parenthesis that tells a work from others of its name may follow the word ('"Dynasty (1981
+TV series)"')."""
 
 
 def quoted_words(corpus: Path) -> set[str]:
-    """Single words the passages write in double quotes: titles of works."""
+    """Single words the passages write in double quotes: titles of works ('"Badge"',
+    '"Dynasty (1981 TV series)"')."""
     found: set[str] = set()
     for line in corpus.read_text(encoding="utf-8").splitlines():
         found.update(_QUOTED_WORD.findall(json.loads(line).get("text", "")))

@@ -136,6 +136,17 @@ def test_names_the_model_does_not_take_for_names(
     assert (not_names({key: spelling}, {key: evidence}, votes) == [key]) is dropped
 
 
+def test_a_lone_word_the_chunk_also_writes_in_lowercase_goes_unless_the_model_names_it() -> None:
+    key = entity_key("Breaststroke")
+    lowercase = {"breaststroke", "meters"}
+    assert not_names({key: "Breaststroke"}, {key: frozenset()}, {}, lowercase) == [key]
+    assert not_names({key: "Breaststroke"}, {key: frozenset()}, {}) == []  # a rare word
+    named = {key: Counter(event=1)}
+    assert not_names({key: "Breaststroke"}, {key: frozenset()}, named, lowercase) == []
+    two = entity_key("Breaststroke Final")  # two words: the rules' name stands
+    assert not_names({two: "Breaststroke Final"}, {two: frozenset()}, {}, lowercase) == []
+
+
 def test_a_lone_name_the_model_misses_stays_and_an_everyday_word_goes() -> None:
     text = (
         "Lamprocles\n\nLamprocles was Socrates' and Xanthippe's eldest son. According to "

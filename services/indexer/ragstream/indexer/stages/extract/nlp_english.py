@@ -27,7 +27,7 @@ from ragstream.indexer.stages.extract.nlp_evidence import (
     numbered,
     person_shaped,
 )
-from ragstream.indexer.stages.extract.nlp_junk import everyday_word
+from ragstream.indexer.stages.extract.nlp_junk import everyday_word, mostly_lowercase
 from ragstream.indexer.stages.extract.nlp_spans import Span
 from ragstream.indexer.stages.extract.nlp_tokens import YEAR, Token, latin_tokens
 
@@ -35,8 +35,22 @@ _ENDS_NO_NAME = lex.POSTNOMINALS | {"the", "for"}
 """Words a name never ends with: "the", "for", honours after it ("Archibald Gordon CBE")."""
 _WORDISH = re.compile(r"\w")
 _STOPWORDS = ENGLISH_STOPWORDS | lex.EXTRA_STOPWORDS
-_NEVER_ALONE = lex.DEMONYMS | lex.HEAD_WORDS | lex.BIRTH_MARKERS | lex.DEGREES
+_NEVER_ALONE = (lex.DEMONYMS | lex.HEAD_WORDS | lex.BIRTH_MARKERS | lex.DEGREES) - lex.EVENTS_ALONE
 """Words that are no name by themselves: an origin, a name's head, "Née", a degree."""
+_ADJECTIVE_ENDINGS = ("ical", "ionist")
+"""Endings of adjectives capitalized before their noun ("Ecclesiastical province",
+"Expressionist styles"), never a name's alone."""
+_OCCUPATION_NOUNS = frozenset(w.lower() for w in lex.OCCUPATIONS)
+_BEFORE_A_NAME = frozenset(["the", "in", "at", "of", "from", "to", "near", "and", "or", "&"])
+"""Words before a plural that leave it a name ("the Senators", "in Queens", "Queens and
+Brooklyn")."""
+_LISTED_NAME_AFTER = re.compile(r"(?:,|\s+(?:and|or|&))\s+[A-Z]")
+"""A name listed after a word ("Queens and Brooklyn", "Jamaica, Queens, New York")."""
+_COUNTS = frozenset(
+    ["two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "several", "many"]
+)
+"""Words before a plural that count it, as a number does ("1929 Exhibitions")."""
+_PARTICLE_BEFORE = re.compile(rf"\b(?:{'|'.join(sorted(lex.NAME_PARTICLES))}) $")
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +124,8 @@ def _runs(sentence: str) -> list[list[Token]]:
         if current and not (_joined(sentence, current[-1], token) and _extends(current, token)):
             runs.append(current)
             current = []
-        if current or token.kind == "name" or _opens_initials(sentence, token):
+        opens = token.kind == "name" and not _opener(sentence, token)
+        if current or opens or _opens_initials(sentence, token):
             current.append(token)
         if token.possessive and current:
             runs.append(current)
@@ -240,7 +255,7 @@ def _span(tokens: list[Token], sentence: str, words: ChunkWords) -> tuple[Span, 
     """The name of a run, and whether it is shaped like a person's name."""
     initial = _initial(sentence, tokens[0])
     head_of = len(tokens) > 1 and tokens[0].text in lex.OF_HEADS and tokens[1].text == "of"
-    common = _common(tokens[0].text, words) or _everyday_before_the(tokens)
+    common = _common(tokens[0].text, words)
     if initial and tokens[0].kind == "name" and common and not head_of:
         tokens, initial = tokens[1:], False
     tokens, titled = _untitled(tokens)
@@ -270,19 +285,55 @@ def _lone_name(
     """Whether the one word of a run (beside a number, perhaps) is a name."""
     word = next(t.text for t in tokens if t.kind != "number")
     after = sentence[tokens[-1].end :]
-    if word in _NEVER_ALONE or _certification(word, sentence[: tokens[0].start]):
+    before = sentence[: tokens[0].start]
+    kind = _plural_of_kind(word, before) and not _LISTED_NAME_AFTER.match(after)
+    if word in _NEVER_ALONE or _certification(word, before) or kind:
         return False
-    # An adjective before its noun: "the Ecclesiastical province", "Neoclassical styles"
-    if word.endswith("ical") and _modifier_after(sentence, tokens[-1].end):
+    # An adjective before its noun: "the Ecclesiastical province", "Expressionist styles"
+    if word.endswith(_ADJECTIVE_ENDINGS) and _modifier_after(sentence, tokens[-1].end):
         return False
-    # "Formed", "Disbanded", "Away" of "Home and Away"; after a title, a surname ("Mr Young")
-    if everyday_word(word) and not titled:
+    # A common word before an occupation qualifies it: "starred Opera singer Lina Cavalieri"
+    if mostly_lowercase(word) and _NEXT_WORD.match(after) and _occupation(after.split()[0]):
+        return False
+    # "Formed", "Disbanded", "Away" of "Home and Away"; after a title, a surname ("Mr Young"),
+    # but not after a particle ("Prince du Sang")
+    if everyday_word(word) and (not titled or _PARTICLE_BEFORE.search(before)):
         return False
     # A lone capitalized word opening a sentence, or a label ("Finding 1:"), is a name
     # only if the chunk capitalizes it elsewhere too (or it opens a dateline).
     label = len(tokens) == 2 and after.startswith(":")
     lone_initial = initial and (len(tokens) == 1 or label) and not _code(word)
     return not lone_initial or word in words.mid_capitalized or bool(DATELINE.match(after))
+
+
+def _plural_of_kind(word: str, before: str) -> bool:
+    """A kind of people or things, not a name: a title's plural after a word other than
+    "the", a place's preposition or "and" ("two Lieutenants", "became Caliphs"; "the
+    Senators", a team, and "in Queens", the borough, stay names, as does one listed with a
+    name, `_LISTED_NAME_AFTER`), or an everyday word's plural after a number ("the 1923 and
+    1929 Exhibitions"; "Wells", "Hangouts" stay)."""
+    singular = _singular(word)
+    previous = before.split()[-1:]
+    if singular is None or not previous:
+        return False
+    if singular in lex.TITLES:
+        return previous[0].lower() not in _BEFORE_A_NAME
+    counted = previous[0].isdigit() or previous[0].lower() in _COUNTS
+    return counted and everyday_word(singular)
+
+
+def _singular(word: str) -> str | None:
+    """The singular of an English plural ("Monasteries" -> "Monastery"), or None."""
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith("s") and not word.endswith(("ss", "us", "is")) and len(word) > 3:
+        return word[:-1]
+    return None
+
+
+def _occupation(word: str) -> bool:
+    """A lowercase occupation, singular or plural ("singer", "musicians")."""
+    return word in _OCCUPATION_NOUNS or word.removesuffix("s") in _OCCUPATION_NOUNS
 
 
 def _role(words: list[str], titled: bool) -> bool:
@@ -380,10 +431,12 @@ def _common(word: str, words: ChunkWords) -> bool:
     return capitalized and (lower in _STOPWORDS or lower in words.lowercase)
 
 
-def _everyday_before_the(tokens: list[Token]) -> bool:
-    """An everyday word before "the", which the epithet rule joined ("Following the
-    Dissolution", unlike "Boso the Elder"): at a sentence's start, no name's first word."""
-    return len(tokens) > 2 and tokens[1].text == "the" and everyday_word(tokens[0].text)
+def _opener(sentence: str, token: Token) -> bool:
+    """An everyday word and "the" opening the sentence ("Following the Dissolution of the
+    Monasteries", unlike "Boso the Elder"): no name's first word, so the name after it is
+    read whole."""
+    opens = token.kind == "name" and sentence.startswith(" the ", token.end)
+    return opens and _initial(sentence, token) and everyday_word(token.text)
 
 
 def _code(word: str) -> bool:

@@ -112,6 +112,8 @@ class _Names:
     """Every spelling seen -> its key."""
     title: str | None = None
     """The key of the chunk's title line, when it names the chunk's subject."""
+    lowercase: frozenset[str] = frozenset()
+    """Words the chunk writes in lowercase."""
 
 
 @dataclass
@@ -135,7 +137,7 @@ def extract_offline(text: str, tagger: NameTagger | None = None) -> ExtractionRe
     types = resolve_types(names.spelling, names.evidence, names.aliases)
     if tags is not None:
         votes = model_votes(tags)
-        dropped = not_names(names.spelling, names.evidence, votes)
+        dropped = not_names(names.spelling, names.evidence, votes, names.lowercase)
         _drop(names, [key for key in dropped if key != names.title])
         # A name the rules read as a concept (an honour's) takes no type from the model.
         typed_by_model = {
@@ -165,7 +167,7 @@ def _discover(sentences: Sequence[str]) -> _Names:
     words = ChunkWords.of(sentences)
     tokens = [han_tokens(sentence) for sentence in sentences]
     repeated = repeated_nouns(tokens)
-    names = _Names()
+    names = _Names(lowercase=words.lowercase)
     following = [*sentences[1:], ""][: len(sentences)]
     for sentence, sentence_tokens, after in zip(sentences, tokens, following, strict=True):
         spans = non_overlapping(

@@ -171,6 +171,9 @@ EVENT_SUFFIXES = _words(
 )
 """A name's head that makes it an event: its last word, or the word before its "of"
 ("Battle of Hastings", "Siege of Cassel", "French Revolution", "Cuban Missile Crisis")."""
+EVENTS_ALONE = _words("Olympics Paralympics")
+"""Event heads that name one event alone ("competed at the Olympics", "the 1936 Olympics"),
+unlike "the Conference" or "the War"."""
 AWARD_HEADS = _words("Award Awards Prize Prizes Medal Medals Trophy")
 """An honour's name ("Academy Award for Best Actor", "Medal for Gallantry") is a concept,
 whatever the named-entity model reads in it (organization, work of art, law)."""

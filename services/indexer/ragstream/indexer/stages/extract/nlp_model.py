@@ -16,7 +16,7 @@ import importlib.util
 import re
 import threading
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Protocol
@@ -142,6 +142,7 @@ def not_names(
     spellings: Mapping[str, str],
     evidence: Mapping[str, frozenset[str]],
     votes: Mapping[str, Counter[str]],
+    lowercase: Set[str] = frozenset(),
 ) -> list[str]:
     """Keys the rules gave no type that the model does not take for a name: read only as a
     date or a number ("June 2023"); read only as a nationality, a religion or a party, one
@@ -149,9 +150,11 @@ def not_names(
     "South Korean", which would join every passage that writes it); or a lone word it never
     tags that English writes more often in lowercase ("Formed", "Charge", "Autumn", which the
     rules took for a name for its capital at the start of a sentence or title;
-    nlp_junk.mostly_lowercase). A lone name the small model misses stays ("Socrates' and
-    Xanthippe's eldest son", "According to Aristotle, ..."): dropping every untagged lone word
-    lost such names and, with them, the links between their passages."""
+    nlp_junk.mostly_lowercase), or that the chunk itself writes in lowercase too (`lowercase`:
+    "the Men's 100m Breaststroke event" beside "the 100 meters breaststroke"). A lone name
+    the small model misses stays ("Socrates' and Xanthippe's eldest son", "According to
+    Aristotle, ..."): dropping every untagged lone word lost such names and, with them, the
+    links between their passages."""
     dropped = []
     for key, spelling in spellings.items():
         if evidence.get(key):
@@ -160,7 +163,9 @@ def not_names(
         if any(kind not in (NOT_A_NAME, GROUP) for kind in counts):
             continue  # the model names it
         group = GROUP in counts and (" " not in spelling or group_phrase(spelling))
-        if NOT_A_NAME in counts or group or mostly_lowercase(spelling):
+        lone_word = " " not in spelling and spelling[1:].islower()  # not "IT", "TV"
+        common = lone_word and spelling.lower() in lowercase
+        if NOT_A_NAME in counts or group or common or mostly_lowercase(spelling):
             dropped.append(key)
     return dropped
 
