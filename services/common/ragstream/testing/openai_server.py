@@ -34,6 +34,7 @@ import numpy as np
 from aiohttp import web
 
 from ragstream.common.providers.embedding import Matrix, hash_embed
+from ragstream.common.text.analyzer import load_segmenter
 from ragstream.testing.local_server import LocalServer
 from ragstream.testing.openai_wire import (
     Body,
@@ -342,6 +343,9 @@ async def _serve(args: argparse.Namespace) -> None:
     server.set_latency("embeddings", args.embed_latency_ms / 1000)
     server.set_latency("chat", args.chat_latency_ms / 1000)
     server.set_token_delay(args.chat_token_delay_ms / 1000)
+    # The embeddings analyze their texts: the dictionary for Chinese is loaded before the
+    # first request, not inside it (a second that no real endpoint would add).
+    load_segmenter()
     async with server:
         print(f"serving the OpenAI API at {server.base_url}", flush=True)
         await asyncio.Event().wait()
