@@ -77,6 +77,14 @@ before, jieba loaded on a thread of its own while the first documents were index
     names  after   13.99 10.83                     24.1 31.1
 
 The event loop's CPU for `six` fell from 3.67-4.77 s to 2.15-2.81 s. LLM calls unchanged.
+
+On 2026-12-06 the test server in its own process still loaded the Chinese segmenter inside
+its first embedding request (some 2Wiki passages hold Chinese names): 0.4-0.5 s of its CPU
+and a stalled first request inside the measured window, which no real endpoint adds. It now
+loads it before it serves. Paired against d2c3a7b (before), in turn, three runs each: one
+process 6.08-6.56 s to current (51-55 chunks/s) before, 5.49-6.03 s (56-61) after; two
+processes 4.87-5.02 s (67-69) before, 4.08-4.47 s (75-82) after. The pipeline's own CPU is
+unchanged (5.2-5.6 s).
 """
 
 from __future__ import annotations
