@@ -31,6 +31,9 @@ from ragstream.indexer.stages.extract.nlp_subject import subject_type
         # A life span after a name with initials, or after a semicolon.
         ("John R. Smight( March 9, 1925 – September 1, 2003) was an American director.", "person"),
         ("Tang Baiqiao (; born 11 August 1967, Yongzhou) is a Chinese dissident.", "person"),
+        # A member of an assembly or a house is a person; the Nth member of a union is not.
+        ("Fred H. Frank was a member of the Wisconsin State Assembly.", "person"),
+        ("South Sudan is the 193rd member of the United Nations.", None),
     ],
 )
 def test_the_head_noun_of_the_definition_types_the_subject(
@@ -43,3 +46,33 @@ def test_the_title_line_is_typed_by_its_definition_on_the_rules_alone() -> None:
     text = "Gregory Teu\n\nGregory George Teu (born 3 February 1951) is a Tanzanian politician."
     types = {e.name: e.type for e in extract_offline(text).entities}
     assert types["Gregory Teu"] == "person"
+
+
+def test_a_title_line_with_its_own_punctuation_is_one_name_typed_by_its_definition() -> None:
+    texts = {
+        "Mr. Smith Carries On": "Mr. Smith Carries On is a 1937 British crime film.",
+        "What's New, Mr. Magoo?": "What's New, Mr. Magoo? is an American animated series.",
+        "Rufus Cheney Jr.": "Rufus Cheney Jr. was a member of the Wisconsin Senate.",
+        "Star Wars: Ewok Adventure": "Star Wars: Ewok Adventure is a 1984 television film.",
+        "It's Alive! (1974 film)": "It's Alive! is a 1974 American horror film.",
+    }
+    kinds = {
+        "Mr. Smith Carries On": "product",
+        "What's New, Mr. Magoo?": "product",
+        "Rufus Cheney Jr.": "person",
+        "Star Wars: Ewok Adventure": "product",
+        "It's Alive!": "product",
+    }
+    found: dict[str, str] = {}
+    for title, body in texts.items():
+        found |= {e.name: e.type for e in extract_offline(f"{title}\n\n{body}").entities}
+    assert {name: found.get(name) for name in kinds} == kinds
+    assert "Ewok Adventure" not in found and "Smith Carries" not in found
+
+
+def test_a_line_the_sentence_splitter_cut_gives_no_title() -> None:
+    text = "Sgt. Disco\n\nSgt. Disco is the fifth studio album by Circus Devils."
+    names = {e.name for e in extract_offline(text).entities}
+    assert "Sgt." not in names
+    text = "Stop! Or My Mom Will Shoot\n\nStop! Or My Mom Will Shoot is a 1992 film."
+    assert "Stop!" not in {e.name for e in extract_offline(text).entities}

@@ -75,7 +75,11 @@ relation is embedded, so this bounds indexing cost too)."""
 TITLE_WORDS = 12
 """The longest title line read as a name ("Royal Commission into Institutional Responses to
 Child Sexual Abuse", "The Body of the Dead Christ in the Tomb"); a longer line is a heading."""
-_TITLE = re.compile(r"^[A-Z0-9][^.!?。！？:;]*$")
+_TITLE = re.compile(r"^[A-Z0-9][^。！？;]*$")
+"""A title line: it may hold a title's own periods, question or exclamation marks and
+colons ("Mr. Smith Carries On", "What's New, Mr. Magoo?", "Star Wars: Return of the Jedi:
+Ewok Adventure"); every word capitalized and the line written again in the chunk tell it
+from a sentence."""
 _DISAMBIGUATION = re.compile(r"\s+\([^()]+\)$")
 _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[a-z]")
 _STOPWORDS = ENGLISH_STOPWORDS | EXTRA_STOPWORDS
@@ -129,7 +133,7 @@ def extract_offline(text: str, tagger: NameTagger | None = None) -> ExtractionRe
     nlp_model.not_names), unless it is the chunk's title: the subject of the passage.
     """
     sentences = split_sentences(text)
-    names = _discover(sentences)
+    names = _discover(sentences, text.strip().split("\n", 1)[0].strip())
     tags = tagger.tag(sentences) if tagger is not None and names.spelling else None
     if tags is not None:
         spans = [t.name for t in tags if t.entity_type not in (NOT_A_NAME, GROUP, PERSON)]
@@ -163,7 +167,7 @@ def extract_offline(text: str, tagger: NameTagger | None = None) -> ExtractionRe
     return ExtractionResult(entities=entities, relations=relations)
 
 
-def _discover(sentences: Sequence[str]) -> _Names:
+def _discover(sentences: Sequence[str], first_line: str) -> _Names:
     words = ChunkWords.of(sentences)
     tokens = [han_tokens(sentence) for sentence in sentences]
     repeated = repeated_nouns(tokens)
@@ -185,7 +189,7 @@ def _discover(sentences: Sequence[str]) -> _Names:
         names.aliases.extend(
             (entity_key(a), entity_key(b)) for a, b in alias_pairs(sentence, spans)
         )
-    title = _title(sentences)
+    title = _title(sentences, first_line)
     if title is not None:
         names.spelling[entity_key(title)] = title
         names.variants[title] = entity_key(title)
@@ -217,12 +221,17 @@ def _drop(names: _Names, keys: Iterable[str]) -> None:
     names.variants = {s: k for s, k in names.variants.items() if k in names.spelling}
 
 
-def _title(sentences: Sequence[str]) -> str | None:
+def _title(sentences: Sequence[str], first_line: str) -> str | None:
     """The chunk's title line when the chunk names it again ("Phoolwari" over "Phoolwari is
     a 1946 film"): the repeat shows it is a name, not a heading like "Quarterly review". A
     title's last parenthesis tells it from others of its name and is not part of it
-    ("Henry Moore (cricketer)", "The Pit and the Pendulum (1913 film)")."""
+    ("Henry Moore (cricketer)", "The Pit and the Pendulum (1913 film)"). The first sentence
+    must be the whole first line (or the line before its parenthesis, "It's Alive! (1974
+    film)"): "Sgt." of "Sgt. Disco" and "Stop!" of "Stop! Or My Mom Will Shoot" are where
+    the sentence splitter cut the line."""
     if len(sentences) < 2 or not _TITLE.match(sentences[0]):
+        return None
+    if sentences[0] not in (first_line, _DISAMBIGUATION.sub("", first_line)):
         return None
     title = _DISAMBIGUATION.sub("", sentences[0])
     words = title.split(" ")
@@ -242,7 +251,15 @@ def _define_subject(names: _Names, sentences: Sequence[str], title: str | None) 
     key = entity_key(title if title is not None else sentences[0])
     if key not in names.spelling:
         return
-    kind = subject_type(sentences[1])
+    # A title ending in "?" or "!" ends its line's sentence before its parenthesis ("It's
+    # Alive!" | "(1974 film)") and the sentence that opens with it: "What's New, Mr. Magoo?"
+    # | "is an American animated television series"; "Boy or Girl?" | "( Spanish: ¿ Chico o
+    # chica?)" | "is a 1962 Mexican- Spanish musical comedy film".
+    body = sentences[2:] if _DISAMBIGUATION.fullmatch(" " + sentences[1]) else sentences[1:]
+    definition = body[0] if body else ""
+    if title is not None and definition == title:
+        definition = " ".join(body[:3])
+    kind = subject_type(definition)
     names.evidence[key] = names.evidence.get(key, frozenset()) | ({kind} if kind else set())
     names.title = key
 

@@ -48,7 +48,7 @@ HEAD_NOUNS = {
         "player,footballer,painter,artist,musician,businessman,businesswoman,nobleman,princess,"
         "prince,king,queen,bishop,priest,scientist,physicist,chemist,journalist,athlete,"
         "runner,judoka,philosopher,historian,architect,engineer,producer,screenwriter,rapper,"
-        "dancer,model,lawyer,judge,cleric,theologian,general,officer,soldier,diplomat"
+        "dancer,model,lawyer,judge,cleric,theologian,general,officer,soldier,diplomat,member"
     ),
 }
 _COPULA = re.compile(r"\b(?:is|was|are|were)\s+(?:an?|the|one of the)\s+([^.;:]{0,120})")
@@ -61,6 +61,8 @@ _LIFE = re.compile(
     r"^(?:[^.()]|\b[A-Z]\.){2,80}?\(\s*[;,]?\s*"  # "John R. Smight(", "Tang Baiqiao (; born"
     r"(?:born\b|b\.|née\b|c\.\s*\d|fl\.|\d{3,4}\s*[–-]|[^()]{0,30}\d{3,4}\s*[–-])"
 )
+_COUNTED_MEMBER = re.compile(r"\b\d+(?:st|nd|rd|th)\s+member\b")
+"""A member counted among others: a state's or a club's place in an organization."""
 _PHRASE_END = re.compile(
     r",|;|\s(?:from|of|in|by|on|at|with|who|which|that|based|located|situated|associated"
     r"|serving|directed|written|starring|founded|owned|operated|known)\s"
@@ -79,6 +81,8 @@ def subject_type(definition: str) -> str | None:
     if copula is None:
         return None
     for phrase in _PHRASE_END.split(copula.group(1)):
+        if _COUNTED_MEMBER.search(phrase):
+            return None  # "the 193rd member of the United Nations": a country as likely
         if heads := _HEAD.findall(phrase):
             return _HEADS[heads[-1].lower()]
     return None
