@@ -27,7 +27,13 @@ from ragstream.indexer.stages.extract.nlp_evidence import (
     numbered,
     person_shaped,
 )
-from ragstream.indexer.stages.extract.nlp_junk import everyday_word, mostly_lowercase
+from ragstream.indexer.stages.extract.nlp_junk import everyday_word
+from ragstream.indexer.stages.extract.nlp_kinds import (
+    certification,
+    kind_plural,
+    qualifies_occupation,
+    role,
+)
 from ragstream.indexer.stages.extract.nlp_spans import Span
 from ragstream.indexer.stages.extract.nlp_tokens import YEAR, Token, latin_tokens
 
@@ -40,16 +46,6 @@ _NEVER_ALONE = (lex.DEMONYMS | lex.HEAD_WORDS | lex.BIRTH_MARKERS | lex.DEGREES)
 _ADJECTIVE_ENDINGS = ("ical", "ionist")
 """Endings of adjectives capitalized before their noun ("Ecclesiastical province",
 "Expressionist styles"), never a name's alone."""
-_OCCUPATION_NOUNS = frozenset(w.lower() for w in lex.OCCUPATIONS)
-_BEFORE_A_NAME = frozenset(["the", "in", "at", "of", "from", "to", "near", "and", "or", "&"])
-"""Words before a plural that leave it a name ("the Senators", "in Queens", "Queens and
-Brooklyn")."""
-_LISTED_NAME_AFTER = re.compile(r"(?:,|\s+(?:and|or|&))\s+[A-Z]")
-"""A name listed after a word ("Queens and Brooklyn", "Jamaica, Queens, New York")."""
-_COUNTS = frozenset(
-    ["two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "several", "many"]
-)
-"""Words before a plural that count it, as a number does ("1929 Exhibitions")."""
 _PARTICLE_BEFORE = re.compile(rf"\b(?:{'|'.join(sorted(lex.NAME_PARTICLES))}) $")
 
 
@@ -269,7 +265,7 @@ def _span(tokens: list[Token], sentence: str, words: ChunkWords) -> tuple[Span, 
     name = sentence[tokens[0].start : tokens[-1].end]
     after = sentence[tokens[-1].end :]
     words_only = [t.text for t in tokens if t.kind != "number"]
-    if _role(words_only, titled):
+    if role(words_only, titled):
         return None
     if len(words_only) == 1 and not _lone_name(tokens, sentence, words, titled, initial):
         return None
@@ -286,14 +282,13 @@ def _lone_name(
     word = next(t.text for t in tokens if t.kind != "number")
     after = sentence[tokens[-1].end :]
     before = sentence[: tokens[0].start]
-    kind = _plural_of_kind(word, before) and not _LISTED_NAME_AFTER.match(after)
-    if word in _NEVER_ALONE or _certification(word, before) or kind:
+    if word in _NEVER_ALONE or certification(word, before) or kind_plural(word, before, after):
         return False
     # An adjective before its noun: "the Ecclesiastical province", "Expressionist styles"
     if word.endswith(_ADJECTIVE_ENDINGS) and _modifier_after(sentence, tokens[-1].end):
         return False
     # A common word before an occupation qualifies it: "starred Opera singer Lina Cavalieri"
-    if mostly_lowercase(word) and _NEXT_WORD.match(after) and _occupation(after.split()[0]):
+    if qualifies_occupation(word, after):
         return False
     # "Formed", "Disbanded", "Away" of "Home and Away"; after a title, a surname ("Mr Young"),
     # but not after a particle ("Prince du Sang")
@@ -304,62 +299,6 @@ def _lone_name(
     label = len(tokens) == 2 and after.startswith(":")
     lone_initial = initial and (len(tokens) == 1 or label) and not _code(word)
     return not lone_initial or word in words.mid_capitalized or bool(DATELINE.match(after))
-
-
-def _plural_of_kind(word: str, before: str) -> bool:
-    """A kind of people or things, not a name: a title's plural after a word other than
-    "the", a place's preposition or "and" ("two Lieutenants", "became Caliphs"; "the
-    Senators", a team, and "in Queens", the borough, stay names, as does one listed with a
-    name, `_LISTED_NAME_AFTER`), or an everyday word's plural after a number ("the 1923 and
-    1929 Exhibitions"; "Wells", "Hangouts" stay)."""
-    singular = _singular(word)
-    previous = before.split()[-1:]
-    if singular is None or not previous:
-        return False
-    if singular in lex.TITLES:
-        return previous[0].lower() not in _BEFORE_A_NAME
-    counted = previous[0].isdigit() or previous[0].lower() in _COUNTS
-    return counted and everyday_word(singular)
-
-
-def _singular(word: str) -> str | None:
-    """The singular of an English plural ("Monasteries" -> "Monastery"), or None."""
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    if word.endswith("s") and not word.endswith(("ss", "us", "is")) and len(word) > 3:
-        return word[:-1]
-    return None
-
-
-def _occupation(word: str) -> bool:
-    """A lowercase occupation, singular or plural ("singer", "musicians")."""
-    return word in _OCCUPATION_NOUNS or word.removesuffix("s") in _OCCUPATION_NOUNS
-
-
-def _role(words: list[str], titled: bool) -> bool:
-    """A title or a rank alone ("served as Regent", "an Archduke", "became Queen Consort"),
-    an occupation alone or in the plural ("Songwriter and Arranger", "Choreographers"), or an
-    occupation after a nationality ("a British Cinematographer"): a role, not a name. After a
-    title an occupation's word is a surname ("Mr Singer"), and a title's plural may be a name
-    ("Queens", the borough; "Senators", a team)."""
-    if not words:
-        return False
-    *before, last = words
-    if before:
-        return last in lex.OCCUPATIONS and all(w in _ORIGIN_WORDS for w in before)
-    occupation = last in lex.OCCUPATIONS or last.removesuffix("s") in lex.OCCUPATIONS
-    after_title = titled and last in lex.TITLE_AFTER  # "Queen Consort", "Prince Regent"
-    return (
-        last in lex.TITLES or last in lex.NOBLE_TITLES or after_title or (occupation and not titled)
-    )
-
-
-_ORIGIN_WORDS = lex.DEMONYMS | lex.GROUP_WORDS | lex.GROUP_QUALIFIERS
-
-
-def _certification(word: str, before: str) -> bool:
-    """A record's sales award: "certified Platinum", "went Gold"."""
-    return word in lex.CERTIFICATIONS and before.endswith(("certified ", "went "))
 
 
 def _untitled(tokens: list[Token]) -> tuple[list[Token], bool]:
