@@ -128,7 +128,7 @@ def singular_fold(name: str) -> str:
         if name != name.lower():
             return ""
     head, _, last = folded.rpartition(" ")
-    single = _singular(last)
+    single = singular(last)
     return f"{head} {single}".strip() if single else ""
 
 
@@ -139,7 +139,7 @@ def head_singular_fold(name: str) -> str:
     is no plural (the last word is `singular_fold`'s: "Institute of Contemporary Arts")."""
     words = fold(name).split()
     at = next((i for i, w in enumerate(words) if w in _HEAD_ENDS and i > 0), 0) - 1
-    single = _singular(words[at]) if at >= 0 and not is_cjk(name) else ""
+    single = singular(words[at]) if at >= 0 and not is_cjk(name) else ""
     return " ".join([*words[:at], single, *words[at + 1 :]]) if single else ""
 
 
@@ -164,7 +164,9 @@ def unprefixed_fold(name: str) -> str:
     return ""
 
 
-def _singular(word: str) -> str:
+def singular(word: str) -> str:
+    """The singular of a lowercase English plural ("monasteries" -> "monastery", "churches"
+    -> "church"); "" for a word that is none ("class", "series", "bus")."""
     if len(word) <= 3 or not word.endswith("s") or word.endswith(_PLURAL_EXCEPTIONS):
         return ""
     if word.endswith("ies") and len(word) > 4:
@@ -201,7 +203,7 @@ def name_form(name: str) -> str:
     things."""
     words = spelling(_written_out(name)).split()
     if len(words) > 1:
-        words = [_singular(w) or w for w in words]
+        words = [singular(w) or w for w in words]
     kept = sorted(w for w in words if w not in _CONNECTORS)
     return "".join(kept or words)  # spaces too: "Sea-Tac" / "SeaTac"
 

@@ -35,7 +35,12 @@ from ragstream.indexer.stages.extract.nlp_kinds import (
     role,
 )
 from ragstream.indexer.stages.extract.nlp_spans import Span
-from ragstream.indexer.stages.extract.nlp_tokens import YEAR, Token, latin_tokens
+from ragstream.indexer.stages.extract.nlp_tokens import (
+    NEXT_LOWERCASE_WORD,
+    YEAR,
+    Token,
+    latin_tokens,
+)
 
 _ENDS_NO_NAME = lex.POSTNOMINALS | {"the", "for"}
 """Words a name never ends with: "the", "for", honours after it ("Archibald Gordon CBE")."""
@@ -229,11 +234,8 @@ _RANKS_AND_ROLES = lex.NOBLE_TITLES | lex.ROYAL_TITLES | lex.OCCUPATIONS
 def _modifier_after(sentence: str, end: int) -> bool:
     """Whether a lowercase word other than a stopword follows `end` after one space: a noun
     the run's last word qualifies ("Račić family", "Lacon dynasty") or a verb."""
-    match = _NEXT_WORD.match(sentence, end)
+    match = NEXT_LOWERCASE_WORD.match(sentence, end)
     return match is not None and match.group(1) not in _STOPWORDS
-
-
-_NEXT_WORD = re.compile(r" ([a-z][a-z'-]*)\b")
 
 
 def _royal(tokens: list[Token]) -> bool:

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import re
 
+from ragstream.common.text.fold import singular
 from ragstream.indexer.stages.extract import nlp_lexicon as lex
 from ragstream.indexer.stages.extract.nlp_junk import everyday_word, mostly_lowercase
+from ragstream.indexer.stages.extract.nlp_tokens import NEXT_LOWERCASE_WORD
 
 _ORIGIN_WORDS = lex.DEMONYMS | lex.GROUP_WORDS | lex.GROUP_QUALIFIERS
 _OCCUPATION_NOUNS = frozenset(w.lower() for w in lex.OCCUPATIONS)
@@ -25,7 +27,6 @@ _COUNTS = frozenset(
     ["two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "several", "many"]
 )
 """Words before a plural that count it, as a number does ("1929 Exhibitions")."""
-_NEXT_LOWERCASE = re.compile(r" ([a-z][a-z'-]*)\b")
 
 
 def role(words: list[str], titled: bool) -> bool:
@@ -65,7 +66,7 @@ def kind_plural(word: str, before: str, after: str) -> bool:
 def qualifies_occupation(word: str, after: str) -> bool:
     """A word English writes mostly in lowercase, before a lowercase occupation: it
     qualifies the occupation ("starred Opera singer Lina Cavalieri", "a Jazz musician")."""
-    following = _NEXT_LOWERCASE.match(after)
+    following = NEXT_LOWERCASE_WORD.match(after)
     return following is not None and mostly_lowercase(word) and _occupation(following.group(1))
 
 
@@ -75,12 +76,12 @@ def certification(word: str, before: str) -> bool:
 
 
 def _singular(word: str) -> str | None:
-    """The singular of an English plural ("Monasteries" -> "Monastery"), or None."""
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    if word.endswith("s") and not word.endswith(("ss", "us", "is")) and len(word) > 3:
-        return word[:-1]
-    return None
+    """The singular of a capitalized English plural ("Monasteries" -> "Monastery"), or None."""
+    single = singular(word.lower())
+    if not single:
+        return None
+    kept = len(single) if word.lower().startswith(single) else len(single) - 1  # "-ies" -> "-y"
+    return word[:kept] + single[kept:]
 
 
 def _occupation(word: str) -> bool:

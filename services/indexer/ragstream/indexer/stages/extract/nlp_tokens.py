@@ -30,6 +30,9 @@ _ADJECTIVE_END = re.compile(
 syllable, as in "Chan-wook" or "Kwok-ming") or a noun that makes an adjective, with the
 lowercase words before it ("Lord-in-waiting" is "Lord")."""
 YEAR = re.compile(r"^(?:19|20)\d\d$")
+NEXT_LOWERCASE_WORD = re.compile(r" ([a-z][a-z'-]*)\b")
+"""A lowercase word after one space, matched at a name's end: the noun it qualifies or a
+verb ("Račić family", "Opera singer")."""
 _ORDINAL_DAY = re.compile(
     r"^(?:First|Second|Third|Fourth|Fifth|Sixth|Seventh|Eighth|Ninth|Tenth|Eleventh|Twelfth|"
     r"Thirteenth|Fourteenth|Fifteenth|Sixteenth|Seventeenth|Eighteenth|Nineteenth|Twentieth|"
