@@ -16,7 +16,9 @@ from ragstream.common.bus.protocols import Bus
 from ragstream.common.bus.topics import Topics, merge_group
 
 log = logging.getLogger(__name__)
-SETTLE_POLL_S = 0.2
+SETTLE_POLL_S = 0.05
+"""Between two reads of the committed offsets (one small query each): the next stage starts
+at most this long after the backlog it waits for is committed."""
 
 
 def documents_drained(

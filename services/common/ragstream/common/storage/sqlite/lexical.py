@@ -85,8 +85,9 @@ def apply(
     conn.executemany(
         f"INSERT INTO {tables.postings} (term, ws, pk, tf, length) VALUES (?, ?, ?, ?, ?)",
         sorted(
-            (term, ws, pk, tf, counts.total())
+            (term, ws, pk, tf, length)
             for pk, (ws, counts) in changes.added.items()
+            for length in (counts.total(),)
             for term, tf in counts.items()
         ),
     )
