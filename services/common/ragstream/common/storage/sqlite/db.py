@@ -99,6 +99,9 @@ class Database:
             "CREATE TABLE IF NOT EXISTS schema_version "
             "(component TEXT PRIMARY KEY, version INTEGER NOT NULL)"
         )
+        # From here on the writer waits for the lock in _begin_immediate's steps, and once
+        # it holds the lock nothing it runs waits for another process.
+        conn.execute("PRAGMA busy_timeout = 0")
         self._writer = conn
 
     async def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
@@ -150,23 +153,22 @@ class Database:
         SQLite's own busy handler sleeps 1, 2, 5, 10 ... up to 100 ms between tries, while a
         writer of the other processes of a data directory (`indexer.processes`) holds the
         lock for a millisecond or two: the lock then stood idle between its holders. Tried
-        every 0.1 to 2 ms instead, up to `busy_timeout_ms`, as SQLite would."""
-        conn.execute("PRAGMA busy_timeout = 0")
-        try:
-            deadline = time.monotonic() + self._busy_timeout_ms / 1000
-            pause = _FIRST_PAUSE_S
-            while True:
-                try:
-                    conn.execute("BEGIN IMMEDIATE")
-                    return
-                except sqlite3.OperationalError as exc:
-                    busy = exc.sqlite_errorcode & 0xFF == sqlite3.SQLITE_BUSY  # or its variants
-                    if not busy or time.monotonic() > deadline:
-                        raise
-                time.sleep(pause)
-                pause = min(2 * pause, _LAST_PAUSE_S)
-        finally:
-            conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
+        every 0.1 to 2 ms instead, up to `busy_timeout_ms`, as SQLite would (the writer's
+        connection has no busy timeout of its own: setting one and back around every
+        transaction cost two statements, each a hand-over of the GIL while holding the
+        lock)."""
+        deadline = time.monotonic() + self._busy_timeout_ms / 1000
+        pause = _FIRST_PAUSE_S
+        while True:
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as exc:
+                busy = exc.sqlite_errorcode & 0xFF == sqlite3.SQLITE_BUSY  # or its variants
+                if not busy or time.monotonic() > deadline:
+                    raise
+            time.sleep(pause)
+            pause = min(2 * pause, _LAST_PAUSE_S)
 
     def _read_sync(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
