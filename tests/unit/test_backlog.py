@@ -6,13 +6,23 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 
-from ragstream.indexer.backlog import settling, wait_limit
+import pytest
+
+from ragstream.indexer.backlog import poll_pause, settling, wait_limit
 
 
 def test_the_wait_after_a_long_batch_keeps_batches_to_their_share() -> None:
     assert wait_limit(30.0, 0.0, 0.25) == 30.0
     assert wait_limit(30.0, 20.0, 0.25) == 60.0
     assert wait_limit(30.0, 20.0, 1.0) == 30.0  # the bound off
+
+
+def test_a_slow_read_of_the_offsets_is_repeated_less_often() -> None:
+    assert poll_pause(0.001) == 0.05  # the embedded bus: one small query
+    assert poll_pause(0.1) == pytest.approx(
+        0.4
+    )  # a read of 0.1 s takes a fifth of the wait at most
+    assert poll_pause(0.1) > poll_pause(0.05) > poll_pause(0.01)
 
 
 async def _timed(settle: Callable[[asyncio.Event], Awaitable[None]]) -> float:
