@@ -16,13 +16,6 @@ from ragstream.common.bus.protocols import Bus
 from ragstream.common.bus.topics import Topics, merge_group
 
 log = logging.getLogger(__name__)
-SETTLE_POLL_S = 0.05
-"""The shortest pause between two reads of the committed offsets: on the embedded bus (one
-small query each) the next stage starts at most this long after the backlog it waits for is
-committed."""
-CHECK_SHARE = 0.2
-"""At most this share of a wait goes to reading the offsets: where a read takes longer
-(Kafka: a client's round trips to the brokers) it is repeated less often."""
 
 
 def documents_drained(
@@ -33,7 +26,7 @@ def documents_drained(
     async def drained() -> bool:
         return await bus.pending(group_id, [topics.documents]) == 0
 
-    return settling(drained, limit_s, "document backlog")
+    return settling(drained, limit_s, "document backlog", bus.pending_poll_s)
 
 
 def wait_limit(limit_s: float, last_batch_s: float, share: float) -> float:
@@ -42,13 +35,12 @@ def wait_limit(limit_s: float, last_batch_s: float, share: float) -> float:
     return max(limit_s, last_batch_s * (1.0 - share) / share)
 
 
-def poll_pause(check_s: float) -> float:
-    """The pause after a read of the committed offsets that took `check_s`."""
-    return max(SETTLE_POLL_S, check_s * (1.0 - CHECK_SHARE) / CHECK_SHARE)
-
-
 def settling(
-    drained: Callable[[], Awaitable[bool]], limit_s: float, what: str, share: float = 1.0
+    drained: Callable[[], Awaitable[bool]],
+    limit_s: float,
+    what: str,
+    poll_s: float,
+    share: float = 1.0,
 ) -> Callable[[asyncio.Event], Awaitable[None]]:
     # The time between one wait's end and the next wait is the batch the consumer ran.
     ended: float | None = None
@@ -61,14 +53,13 @@ def settling(
         try:
             # Polls: committed offsets live in the bus, which signals nothing when they move.
             while not stop.is_set() and loop.time() < deadline:
-                began = loop.time()
                 try:
                     if await drained():
                         return
                 except Exception as exc:  # noqa: BLE001 - only an optimization: go on now
                     log.debug("%s unknown (%s); going on without waiting", what, exc)
                     return
-                await asyncio.sleep(poll_pause(loop.time() - began))
+                await asyncio.sleep(poll_s)
         finally:
             ended = loop.time()
 
@@ -88,4 +79,4 @@ def indexing_drained(
             return False
         return not await bus.pending(merge_group(group_id), [topics.graph_merge])
 
-    return settling(drained, limit_s, "indexing backlog", share)
+    return settling(drained, limit_s, "indexing backlog", bus.pending_poll_s, share)

@@ -81,5 +81,8 @@ class Bus:
     """Makes a consumer for (group id, topics)."""
     pending: Pending
     """The backlog of a consumer group, in all workspaces or in one."""
+    pending_poll_s: float = 0.2
+    """How often a stage waiting for a backlog reads `pending`: Kafka's read starts clients
+    and asks the brokers; the embedded bus's is one small query, and sets a shorter one."""
     close: Callable[[], Awaitable[None]] = _nothing_to_close
     """Releases the bus's connections (after the consumers it made are closed)."""

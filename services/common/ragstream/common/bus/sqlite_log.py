@@ -294,4 +294,4 @@ async def open_sqlite_bus(db: Database, *, partitions: int = 1, member: Membersh
             return await log.workspace_lag(group_id, topics, workspace)
         return sum((await log.lag(group_id, topics)).values())
 
-    return Bus(publisher=log, consumer=log.consumer, pending=pending)
+    return Bus(publisher=log, consumer=log.consumer, pending=pending, pending_poll_s=0.05)
