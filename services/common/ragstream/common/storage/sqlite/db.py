@@ -154,9 +154,9 @@ class Database:
         writer of the other processes of a data directory (`indexer.processes`) holds the
         lock for a millisecond or two: the lock then stood idle between its holders. Tried
         every 0.1 to 2 ms instead, up to `busy_timeout_ms`, as SQLite would (the writer's
-        connection has no busy timeout of its own: setting one and back around every
-        transaction cost two statements, each a hand-over of the GIL while holding the
-        lock)."""
+        connection has no busy timeout of its own: setting it to 0 and back around every
+        BEGIN cost two statements per transaction, each a hand-over of the GIL, the second
+        with the lock held)."""
         deadline = time.monotonic() + self._busy_timeout_ms / 1000
         pause = _FIRST_PAUSE_S
         while True:
