@@ -393,7 +393,13 @@ def test_a_split_remnant_is_judged_by_every_place_the_chunk_writes_it() -> None:
     assert split_remnant("Cottage", ["They visited Lincoln's Cottage."], stop)
     assert split_remnant("Physics", ["The Journal of Applied Physics is a journal."], stop)
     assert split_remnant("Cabinet", ["He sat in the Cabinet of Ministers."], stop)
-    assert not split_remnant("Parks", ["Wildlife and Parks.", "Parks were closed."], stop)
+    assert not split_remnant("Parks", ["Wildlife and Parks.", "They toured Parks today."], stop)
+    # A sentence's first word before a lowercase one is capitalized by its place alone.
+    assert split_remnant("Parks", ["Wildlife and Parks.", "Parks were closed."], stop)
+    assert not split_remnant("Parks", ["Parks were closed."], stop)
+    dominion = ["It became the Dominion of Ceylon.", "Dominion status was kept."]
+    assert split_remnant("Dominion", dominion, stop)
+    assert not split_remnant("Dominion", [*dominion, "The Dominion signed it."], stop)
     assert not split_remnant("Parks", ["The Parks were closed."], stop)  # "The" is no name
     assert not split_remnant("Germany", ["France and Germany."], stop)  # capitalized mostly
     assert not split_remnant("Parks", ["No mention here."], stop)
@@ -509,6 +515,48 @@ def test_lowercase_particles_of_french_german_and_portuguese_names_stay_inside_t
         "Museu das Comunicações",
     } <= names
     assert not names & {"Confédération Française", "Travailleurs Chrétiens", "Guttenberg"}
+
+
+def test_two_particles_in_a_row_and_arabic_and_gaelic_particles_stay_inside_names() -> None:
+    result = extract_offline(
+        "François van der Merwe plays lock for Lyon. He is the brother of Flip van der Merwe. "
+        "Atang de la Rama sang in Manila. Princess Zein bint Hussein met Sheikh Zayed bin "
+        "Sultan Al Nahyan and the poet Conchobar mac Nessa."
+    )
+    types = {e.name: e.type for e in result.entities}
+    people = {
+        "François van der Merwe",
+        "Flip van der Merwe",
+        "Atang de la Rama",
+        "Zein bint Hussein",
+        "Zayed bin Sultan Al Nahyan",
+        "Conchobar mac Nessa",
+    }
+    assert people <= set(types)
+    # Shaped like a person's name, particles and all: a title or a pronoun makes it one.
+    titled = ("François van der Merwe", "Zein bint Hussein", "Zayed bin Sultan Al Nahyan")
+    assert [types[name] for name in titled] == ["person"] * 3
+    assert not set(types) & {"Merwe", "François", "Rama", "Atang", "Zein", "Hussein", "Nessa"}
+    # A particle ends no name, and "of" is no second particle: "Battle of the Somme" rules.
+    assert offline_names("He studied with Ludwig van and left.") == {"Ludwig"}
+
+
+def test_a_title_in_sentence_case_is_the_subject_its_definition_opens_with() -> None:
+    film = (
+        "El Cielo en las manos\n\nEl Cielo en las manos is a 1950 Argentine film directed "
+        "by Enrique Cahen Salaberry."
+    )
+    types = {e.name: e.type for e in extract_offline(film).entities}
+    assert types["El Cielo en las manos"] == "product"
+    assert "El Cielo" not in types
+    translated = (
+        'Altid ballade\n\nAltid ballade ( English:" Nothing but trouble") is a 1955 Danish '
+        "drama film directed by Gabriel Axel."
+    )
+    assert "Altid ballade" in offline_names(translated)
+    # A heading in sentence case that no definition opens with is no name.
+    heading = "Early life\n\nHe was born in Oslo. Early life there was hard."
+    assert "Early life" not in offline_names(heading)
 
 
 def test_an_adjective_made_of_a_name_names_the_name_alone() -> None:

@@ -165,7 +165,14 @@ def _extends(run: list[Token], token: Token) -> bool:
         first_name = last.kind == "name" and last.text.isalpha() and last.text[1:].islower()
         return first_name or last.kind == "letter"
     regnal = last.text == "I" and len(run) > 1  # "Engelbert I of Berg"
-    return token.kind == "particle" and (last.kind == "name" or regnal)
+    # "François van der Merwe", "Atang de la Rama"; "of" has rules of its own (_split_at_of)
+    second = (
+        last.kind == "particle"
+        and "of" not in (last.text, token.text)
+        and len(run) > 1
+        and run[-2].kind == "name"
+    )
+    return token.kind == "particle" and (last.kind == "name" or regnal or second)
 
 
 def _regnal(run: list[Token]) -> bool:
@@ -319,7 +326,8 @@ def _untitled(tokens: list[Token]) -> tuple[list[Token], bool]:
         return tokens, False
     rest = tokens[start:]
     worded = any(token.kind in ("name", "letter") for token in rest)
-    if worded and intrinsic(rest) - {lex.PRODUCT}:  # a version number leaves a title a title
+    # A version number leaves a title a title, and so does a person's name after it.
+    if worded and intrinsic(rest) - {lex.PRODUCT, lex.PERSON}:
         return tokens, False  # "Prince Edward Island", "General Motors Company": a title opens it
     if len(rest) == 1 and rest[0].kind == "name" and tokens[start - 1].text not in lex.HONORIFICS:
         word = rest[0].text

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from ragstream.indexer.stages.extract import nlp_lexicon as lex
+from ragstream.indexer.stages.extract.nlp_junk import everyday_word
 from ragstream.indexer.stages.extract.nlp_tokens import YEAR, Token
 
 _WORD_BEFORE = re.compile(r"([A-Za-z][\w'’-]*)[ :]*$")
@@ -69,6 +70,10 @@ def intrinsic(tokens: list[Token]) -> set[str]:
         evidence.add(lex.PERSON)  # "Archduke Anton of Austria"
     if len(tokens) == 4 and numbered(tokens[:2]) and named_of_place([tokens[0], *tokens[2:]]):
         evidence.add(lex.PERSON)  # "Engelbert I of Berg"
+    # "Zayed bin Sultan", "Conall mac Comgaill"; not "Zayed bin Sultan Mosque"
+    patronym = any(text in lex.PATRONYMICS for text in texts[1:-1])
+    if patronym and not evidence and not everyday_word(texts[-1]):
+        evidence.add(lex.PERSON)
     return evidence
 
 
@@ -114,12 +119,20 @@ def context(tokens: list[Token], shaped: bool, titled: bool, sentence: str, afte
 
 
 def person_shaped(tokens: list[Token]) -> bool:
-    """One to four capitalized words of letters (apostrophes and hyphens allowed)."""
-    return len(tokens) <= 4 and all(
-        token.kind == "name"
-        and not token.text.isupper()
-        and token.text.replace("'", "").replace("’", "").replace("-", "").isalpha()
-        for token in tokens
+    """One to four capitalized words of letters (apostrophes and hyphens allowed), with name
+    particles other than "of" between them ("François van der Merwe", "Zein bint Hussein")."""
+    words = [token for token in tokens if token.kind != "particle"]
+    return (
+        len(words) <= 4
+        and tokens[0].kind == "name"
+        and tokens[-1].kind == "name"
+        and all(token.text != "of" for token in tokens)
+        and all(
+            token.kind == "name"
+            and not token.text.isupper()
+            and token.text.replace("'", "").replace("’", "").replace("-", "").isalpha()
+            for token in words
+        )
     )
 
 

@@ -38,6 +38,7 @@ from ragstream.indexer.stages.extract.nlp_junk import junk_name, split_remnant
 from ragstream.indexer.stages.extract.nlp_lexicon import (
     CONCEPT,
     EXTRA_STOPWORDS,
+    NAME_PARTICLES,
     ORGANIZATION,
     PERSON,
     SUBJECT_PRONOUNS,
@@ -78,8 +79,12 @@ Child Sexual Abuse", "The Body of the Dead Christ in the Tomb"); a longer line i
 _TITLE = re.compile(r"^[A-Z0-9][^。！？;]*$")
 """A title line: it may hold a title's own periods, question or exclamation marks and
 colons ("Mr. Smith Carries On", "What's New, Mr. Magoo?", "Star Wars: Return of the Jedi:
-Ewok Adventure"); every word capitalized and the line written again in the chunk tell it
-from a sentence."""
+Ewok Adventure"); every word capitalized (or a name particle, "François van der Merwe") and
+the line written again in the chunk tell it from a sentence, or, for a title in sentence
+case ("El Cielo en las manos", "Classical music"), a definition that opens with it."""
+_COPULA_AFTER = re.compile(r"\s*(?:\([^()]*\)\s*)?,?\s*(?:is|was|are|were)\s")
+"""What follows a subject defined by its sentence: "El Cielo en las manos is a 1950 film",
+"Altid ballade ( English: ...) is a 1955 Danish drama film"."""
 _DISAMBIGUATION = re.compile(r"\s+\([^()]+\)$")
 _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[a-z]")
 _STOPWORDS = ENGLISH_STOPWORDS | EXTRA_STOPWORDS
@@ -235,9 +240,15 @@ def _title(sentences: Sequence[str], first_line: str) -> str | None:
         return None
     title = _DISAMBIGUATION.sub("", sentences[0])
     words = title.split(" ")
-    capitalized = all(w[:1].isupper() or w[:1].isdigit() or w in _STOPWORDS for w in words)
-    if len(words) > TITLE_WORDS or not capitalized or title.lower() in _STOPWORDS:
+    capitalized = all(
+        w[:1].isupper() or w[:1].isdigit() or w in _STOPWORDS or w in NAME_PARTICLES for w in words
+    )
+    if len(words) > TITLE_WORDS or title.lower() in _STOPWORDS:
         return None
+    if not capitalized:
+        definition = next((s for s in sentences[1:] if not _DISAMBIGUATION.fullmatch(" " + s)), "")
+        defined = definition.startswith(title) and _COPULA_AFTER.match(definition, len(title))
+        return title if defined else None
     again = re.compile(rf"(?<![\w]){re.escape(title)}(?![\w])")
     return title if any(again.search(s) for s in sentences[1:]) else None
 

@@ -24,6 +24,7 @@ import re
 from collections.abc import Sequence, Set
 
 from ragstream.indexer.stages.extract.nlp_lexicon import EPITHETS
+from ragstream.indexer.stages.extract.nlp_tokens import NEXT_LOWERCASE_WORD
 
 _RUN_ON = re.compile(r"[a-z0-9][.!?;][A-Z][a-z]")
 """A terminator between a lowercase letter or digit and a capitalized word; initials
@@ -97,7 +98,9 @@ def split_remnant(name: str, sentences: Sequence[str], not_names: Set[str]) -> b
     more often than not after a connector ("Germany" of "France and Germany", "Clark" of "Lewis
     and Clark", "Norway" of "Kingdom of Norway"). A word of `not_names` (lowercase) before it is
     no name: a stopword ("The", "In"), or a title that makes a name of a surname ("Mr Young",
-    "President Lincoln")."""
+    "President Lincoln"). A sentence's first word before a lowercase word says nothing either
+    way: its capital is the sentence's ("Dominion status was retained", in a chunk that
+    otherwise writes "Dominion" only in "the Dominion of Ceylon")."""
     if " " in name:
         return False
     everyday = everyday_word(name)
@@ -105,6 +108,9 @@ def split_remnant(name: str, sentences: Sequence[str], not_names: Set[str]) -> b
     seen = False
     for sentence in sentences:
         for match in pattern.finditer(sentence):
+            opening = match.start() == 0 and NEXT_LOWERCASE_WORD.match(sentence, match.end())
+            if opening:
+                continue
             seen = True
             if _OF_NAME_AFTER.match(sentence, match.end()) or (
                 name in EPITHETS and _after_name(sentence, match.start(), not_names)

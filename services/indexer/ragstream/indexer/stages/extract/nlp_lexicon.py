@@ -43,7 +43,7 @@ TITLES = _words(
     Vice Senator Minister Director Captain Judge General Colonel Doctor Rev Father Sister King
     Queen Prince Princess Dean Mayor Governor Chancellor Ambassador Admiral Lieutenant
     Sergeant Commander Commandant Marshal Consul Regent Viceroy Emperor Empress Tsar Sultan
-    Caliph Emir Pope Cardinal Archbishop Bishop Abbot Vicar"""
+    Caliph Emir Sheikh Sheikha Pope Cardinal Archbishop Bishop Abbot Vicar"""
 )
 """Stripped from the front of a name; what remains of the name is then a person. Alone, a
 title names nothing ("served as Regent", "an Italian Cardinal")."""
@@ -96,8 +96,13 @@ INITIALS = re.compile(r"^[A-Z](?:\.[A-Z])*$")
 """One initial or dotted initials ("T", "J.R.R"): a period after it ends neither the sentence
 nor the name ("George T. Solomon", "J.R.R. Tolkien")."""
 
-NAME_PARTICLES = _words("of van von de der den des da das dos di du del della la le zu ter")
-"""Lowercase words allowed inside a name ("Institute of Ocean Sensing", "Ludwig van ...")."""
+NAME_PARTICLES = _words(
+    "of van von de der den des da das dos di du del della la le los zu ter bin bint ibn mac"
+)
+"""Lowercase words allowed inside a name ("Institute of Ocean Sensing", "Ludwig van ...",
+"Zayed bin Sultan", "Conchobar mac Nessa"); two in a row too ("van der", "de la")."""
+PATRONYMICS = _words("bin bint ibn mac")
+"""Particles that say "son of" or "daughter of": a name with one inside is a person's."""
 
 DEMONYMS = _words(
     """Norwegian Chinese English Scottish British European Asian American Canadian German French
