@@ -11,8 +11,9 @@ Printed per index: entities, resolved entities (with members), and the groups (a
 entities) of such spellings, with up to ten examples; `punctuation_groups` leaves out the
 groups whose names differ in spacing alone ("Bee Hive" / "Beehive"), which no rule merges.
 Also the entities by type (`concept_share`), names that run two sentences together
-("1850.After World War II"), and, given the corpus, one-word names that its passages
-write in lowercase more often than capitalized ("Charge", "Formed"): common words (an
+("1850.After World War II") or open with a clause's conjunction ("Although Yoritada"),
+and, given the corpus, one-word names that its passages write in lowercase more often than
+capitalized ("Charge", "Formed"): common words (an
 acronym, "AM" or "VA", is none), how many of those are a passage's title, its subject
 ("Adolescence", "Water"), which the extractor keeps by design, and how many a passage
 writes alone in double quotes, the title of a work ('"Brother" is a song', '"Ten"', an
@@ -61,9 +62,15 @@ def punctuation_only(names: list[str]) -> bool:
     )
 
 
+_CLAUSE_OPENER = re.compile(r"^(?:Although|Though|Unlike|Unless|Whereas|Whilst) ")
+"""A conjunction that opens a clause, read into the name after it ("Although Yoritada")."""
+
+
 def _runs_together(name: str) -> bool:
     """A name that holds a sentence's end ("Guatemala.It", "area. By"), not an abbreviation's
-    period ("Mr. Banks", "St. James")."""
+    period ("Mr. Banks", "St. James"), or a clause's first word ("Although Yoritada")."""
+    if _CLAUSE_OPENER.match(name):
+        return True
     return not _WEB_ADDRESS.match(name) and any(
         not m.group(1) or (m.group(1) not in SENTENCE_ABBREVIATIONS and len(m.group(1)) > 1)
         for m in _RUN_TOGETHER.finditer(name)

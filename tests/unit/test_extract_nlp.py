@@ -393,13 +393,14 @@ def test_a_split_remnant_is_judged_by_every_place_the_chunk_writes_it() -> None:
     assert split_remnant("Cottage", ["They visited Lincoln's Cottage."], stop)
     assert split_remnant("Physics", ["The Journal of Applied Physics is a journal."], stop)
     assert split_remnant("Cabinet", ["He sat in the Cabinet of Ministers."], stop)
-    assert not split_remnant("Parks", ["Wildlife and Parks.", "They toured Parks today."], stop)
-    # A sentence's first word before a lowercase one is capitalized by its place alone.
-    assert split_remnant("Parks", ["Wildlife and Parks.", "Parks were closed."], stop)
-    assert not split_remnant("Parks", ["Parks were closed."], stop)
+    assert not split_remnant("Parks", ["Wildlife and Parks.", "Parks were closed."], stop)
+    # A common noun heading a name ("the Dominion of"): capitalized at a sentence's start by
+    # its place alone. A person's name heading one ("Matilda of Flanders") is a name there.
     dominion = ["It became the Dominion of Ceylon.", "Dominion status was kept."]
     assert split_remnant("Dominion", dominion, stop)
     assert not split_remnant("Dominion", [*dominion, "The Dominion signed it."], stop)
+    matilda = ["He married Matilda of Flanders.", "Matilda was crowned in 1068."]
+    assert not split_remnant("Matilda", matilda, stop)
     assert not split_remnant("Parks", ["The Parks were closed."], stop)  # "The" is no name
     assert not split_remnant("Germany", ["France and Germany."], stop)  # capitalized mostly
     assert not split_remnant("Parks", ["No mention here."], stop)
@@ -445,14 +446,16 @@ def test_roles_alone_or_after_a_nationality_are_no_names() -> None:
     assert {"Singer", "Arranger"} <= offline_names("She met Mr Singer. Dr. Arranger left.")
 
 
-def test_an_adverb_opening_a_sentence_opens_no_name() -> None:
+def test_an_adverb_or_a_conjunction_opening_a_sentence_opens_no_name() -> None:
     text = (
         "Officially the Blue Mountains were named in 1788. Currently Sushma Berlia chairs the "
-        "board. Terribly Happy is a 2008 Danish film."
+        "board. Terribly Happy is a 2008 Danish film. Although Yoritada was regent, he had no "
+        "heir. Unlike Calcutta, Bombay grew. Although the North Korean army retreated, Seoul fell."
     )
     names = offline_names(text)
-    assert {"Blue Mountains", "Sushma Berlia", "Terribly Happy"} <= names
-    assert not [n for n in names if n.startswith(("Officially", "Currently"))]
+    assert {"Blue Mountains", "Sushma Berlia", "Terribly Happy", "Yoritada", "Calcutta"} <= names
+    openers = ("Officially", "Currently", "Although", "Unlike")
+    assert not [n for n in names if n.startswith(openers)]
 
 
 def test_an_everyday_word_opening_a_sentence_before_the_is_no_epithets_name() -> None:
@@ -609,6 +612,15 @@ def test_a_title_after_a_title_a_sales_award_and_an_adjective_are_no_names() -> 
     names = {e.name for e in result.entities}
     assert {"Elizabeth Bowes-Lyon", "Canada", "Tegucigalpa", "Gold Coast"} <= names
     assert not names & {"Consort", "Platinum", "Gold", "Ecclesiastical", "Neoclassical"}
+
+
+def test_a_word_glossed_as_a_role_in_parentheses_is_no_name() -> None:
+    names = offline_names(
+        "Under Emperor Ichijō, his uncle Kaneie became Sessho (regent) and later held the "
+        "post of Kampaku ( regent). The court of Kaneie moved to Heian (now Kyoto)."
+    )
+    assert {"Ichijō", "Kaneie", "Heian", "Kyoto"} <= names
+    assert not names & {"Sessho", "Kampaku"}
 
 
 def test_an_office_title_before_one_common_word_is_part_of_the_name() -> None:

@@ -30,6 +30,7 @@ from ragstream.indexer.stages.extract.nlp_evidence import (
 from ragstream.indexer.stages.extract.nlp_junk import everyday_word
 from ragstream.indexer.stages.extract.nlp_kinds import (
     certification,
+    glossed_role,
     kind_plural,
     qualifies_occupation,
     role,
@@ -292,6 +293,8 @@ def _lone_name(
     after = sentence[tokens[-1].end :]
     before = sentence[: tokens[0].start]
     if word in _NEVER_ALONE or certification(word, before) or kind_plural(word, before, after):
+        return False
+    if glossed_role(after):  # "became Sessho (regent)"
         return False
     # An adjective before its noun: "the Ecclesiastical province", "Expressionist styles"
     if word.endswith(_ADJECTIVE_ENDINGS) and _modifier_after(sentence, tokens[-1].end):

@@ -98,18 +98,21 @@ def split_remnant(name: str, sentences: Sequence[str], not_names: Set[str]) -> b
     more often than not after a connector ("Germany" of "France and Germany", "Clark" of "Lewis
     and Clark", "Norway" of "Kingdom of Norway"). A word of `not_names` (lowercase) before it is
     no name: a stopword ("The", "In"), or a title that makes a name of a surname ("Mr Young",
-    "President Lincoln"). A sentence's first word before a lowercase word says nothing either
-    way: its capital is the sentence's ("Dominion status was retained", in a chunk that
-    otherwise writes "Dominion" only in "the Dominion of Ceylon")."""
+    "President Lincoln"). Where the chunk writes the word after "the" and before "of", a
+    common noun heading a name ("the Dominion of Ceylon", unlike "Matilda of Flanders"), its
+    capital as a sentence's first word before a lowercase word is the sentence's and says
+    nothing either way ("Dominion status was retained")."""
     if " " in name:
         return False
     everyday = everyday_word(name)
     pattern = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
+    articled = re.compile(rf"(?<!\w)the {re.escape(name)} of ")
+    common_head = any(articled.search(sentence) for sentence in sentences)
     seen = False
     for sentence in sentences:
         for match in pattern.finditer(sentence):
             opening = match.start() == 0 and NEXT_LOWERCASE_WORD.match(sentence, match.end())
-            if opening:
+            if opening and common_head:
                 continue
             seen = True
             if _OF_NAME_AFTER.match(sentence, match.end()) or (

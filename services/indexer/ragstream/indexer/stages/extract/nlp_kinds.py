@@ -46,6 +46,17 @@ def role(words: list[str], titled: bool) -> bool:
     )
 
 
+_GLOSS = re.compile(r"\s*\(\s*((?:[a-z][a-z-]*\s+){0,3}[a-z][a-z-]*)\s*\)")
+"""A parenthesis of one to four lowercase words just after a word: its gloss ("(regent)")."""
+
+
+def glossed_role(after: str) -> bool:
+    """A word a parenthesis glosses as a role: "became Sessho (regent)", "Kampaku (regent)",
+    an office's name in another language, not a name. `after` is the sentence after the word."""
+    gloss = _GLOSS.match(after)
+    return gloss is not None and role([gloss.group(1).split()[-1].capitalize()], titled=False)
+
+
 def kind_plural(word: str, before: str, after: str) -> bool:
     """A kind of people or things, not a name: a title's plural after a word other than
     "the", a place's preposition or "and" ("two Lieutenants", "became Caliphs"; "the

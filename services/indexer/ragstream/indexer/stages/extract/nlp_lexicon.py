@@ -261,11 +261,12 @@ EXTRA_STOPWORDS = _words(
     """officially originally currently formerly previously initially eventually finally
     subsequently additionally ironically nominally historically traditionally reportedly
     allegedly apparently notably meanwhile however moreover furthermore nevertheless
-    consequently thereafter ultimately"""
+    consequently thereafter ultimately although though unlike unless whereas whilst"""
 )
 """With the analyzer's stopwords: not salient enough to be relation keywords. The second
-set, adverbs that comment on a sentence, never open a name: "Officially the Blue
-Mountains", "Currently Sushma Berlia" were read so from a sentence's first words."""
+set, adverbs that comment on a sentence and conjunctions that open a clause, never open a
+name: "Officially the Blue Mountains", "Currently Sushma Berlia", "Although Yoritada" and
+"Unlike Calcutta" were read so from a sentence's first words."""
 
 # Chinese.
 CHINESE_SURNAMES = frozenset(
