@@ -14,6 +14,7 @@ from ragstream.common.text.fold import (
     expanded_fold,
     fold,
     head_singular_fold,
+    joined_words,
     name_form,
     singular_fold,
     unprefixed_fold,
@@ -73,6 +74,22 @@ def test_a_name_with_punctuation_meets_its_unpunctuated_spelling() -> None:
     assert compact("Coca-Cola") == entity_key("CocaCola")
     assert compact("St. Louis") == "stlouis"
     assert compact("Coca Cola") == ""
+
+
+def test_a_name_of_several_words_meets_the_spelling_without_punctuation_inside_a_word() -> None:
+    assert joined_words("Abdul Aziz bin Musa'id") == entity_key("Abdul Aziz bin Musaid")
+    assert joined_words("Kim Il-sung") == "kim ilsung"
+    # One word is compact's; punctuation between words only, or none, is no such spelling.
+    assert joined_words("L'viv") == joined_words("St. Louis") == joined_words("Kim Il Sung") == ""
+    evidence = [
+        *found_in("He met Abdul Aziz bin Musa'id.", [entity("Abdul Aziz bin Musa'id")]),
+        *found_in("Abdul Aziz bin Musaid ruled.", [entity("Abdul Aziz bin Musaid")]),
+    ]
+    members = {
+        "abdul aziz bin musa'id": member(1, "person", "Abdul Aziz bin Musa'id"),
+        "abdul aziz bin musaid": member(1, "person", "Abdul Aziz bin Musaid"),
+    }
+    assert len(groups(members, evidence, 64)["abdul aziz bin musaid"].members) == 2
 
 
 def test_plural_folds_lowercase_names_and_names_of_several_words() -> None:

@@ -98,6 +98,19 @@ def compact(name: str) -> str:
     return _PUNCTUATION.sub("", fold_diacritics(key).replace(" ", ""))
 
 
+def joined_words(name: str) -> str:
+    """A name of several words with the punctuation inside its words dropped, the words kept
+    apart ("Abdul Aziz bin Musa'id" -> "abdul aziz bin musaid", the key of "Abdul Aziz bin
+    Musaid"; `compact` joins a one-word name so); "" for a name of one word or none inside."""
+    key = entity_key(name)
+    if is_cjk(key) or " " not in key or not _INSIDE_A_WORD.search(key):
+        return ""
+    return " ".join(_PUNCTUATION.sub("", word) for word in fold_diacritics(key).split())
+
+
+_INSIDE_A_WORD = re.compile(r"\w[^\w\s]+\w")
+
+
 def _initialisms(words: list[str]) -> list[str]:
     """Runs of single letters joined: "u s a" (from "U.S.A.") -> "usa", "j r r tolkien"
     -> "jrr tolkien"."""

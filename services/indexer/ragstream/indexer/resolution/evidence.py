@@ -66,6 +66,7 @@ from ragstream.common.text.fold import (
     fold,
     head_singular_fold,
     is_cjk,
+    joined_words,
     singular_fold,
     unprefixed_fold,
     word_set,
@@ -136,6 +137,7 @@ def _folded(names: list[tuple[str, str]]) -> list[SameAs]:
         key = entity_key(name)
         found.append(SameAs(key, fold(name), "name"))
         found.append(SameAs(key, compact(name), "name"))
+        found.append(SameAs(key, joined_words(name), "name"))
         found.append(SameAs(key, singular_fold(name), "plural"))
         found.append(SameAs(key, head_singular_fold(name), "plural"))
         found.append(SameAs(key, expanded_fold(name), "name"))
