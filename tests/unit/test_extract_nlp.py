@@ -289,6 +289,24 @@ def test_a_title_is_named_without_the_parenthesis_that_tells_it_from_others() ->
     assert offline_names("Red (2010 film)\n\nIt is a 2010 action comedy film.") == set()
 
 
+def test_a_title_with_a_comma_names_the_subject_its_definition_opens_with() -> None:
+    town = (
+        "Redmond, Utah\n\nRedmond is a town in Sevier County, Utah, United States. The "
+        "population was 788 in 2000. Redmond was incorporated in 1901."
+    )
+    result = extract_offline(town)
+    types = {e.name: e.type for e in result.entities}
+    assert types["Redmond, Utah"] == "location"
+    assert "Redmond" not in types  # its mentions are the title's
+    subject = next(e for e in result.entities if e.name == "Redmond, Utah")
+    assert "incorporated in 1901" in subject.description
+    tower = "Clock Tower, Brighton\n\nThe Clock Tower (the Jubilee Clock Tower) is a tower."
+    assert "Clock Tower, Brighton" in offline_names(tower)
+    # A head that the definition continues is not its whole subject.
+    count = "Robert III, Count of Dreux\n\nRobert III of Dreux (1185-1234) was a count."
+    assert "Robert III, Count of Dreux" not in offline_names(count)
+
+
 def test_a_one_word_heading_not_named_again_is_not_an_entity() -> None:
     text = "Summary\n\nRevenue grew in the north. Costs fell."
     assert extract_offline(text).entities == ()

@@ -90,6 +90,8 @@ _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[a-z]")
 _STOPWORDS = ENGLISH_STOPWORDS | EXTRA_STOPWORDS
 _NOT_NAMES = frozenset(word.lower() for word in _STOPWORDS | TITLES)
 """Words that, before a capitalized word, show it is not the rest of a longer name."""
+_JOINERS = NAME_PARTICLES | {"and", "y", "e", "und", "et"}
+"""Words that continue a name after its head ("Robert III of Dreux", "Ortega y Gasset")."""
 _CONNECTORS = frozenset({"of", "the", "and", "&", "for", "de"})
 """Words inside a name that join its parts: a name is never split right after one."""
 
@@ -196,8 +198,16 @@ def _discover(sentences: Sequence[str], first_line: str) -> _Names:
         )
     title = _title(sentences, first_line)
     if title is not None:
-        names.spelling[entity_key(title)] = title
-        names.variants[title] = entity_key(title)
+        key = entity_key(title)
+        names.spelling[key] = title
+        names.variants[title] = key
+        head = _comma_head(title, _first_body_sentence(sentences))
+        if head is not None and entity_key(head) != key:
+            # "Redmond" of "Redmond, Utah": how the passage names its subject
+            evidence = names.evidence.get(entity_key(head), frozenset())
+            _drop(names, [entity_key(head)])
+            names.evidence[key] = names.evidence.get(key, frozenset()) | evidence
+            names.variants[head] = key
     _define_subject(names, sentences, title)
     _split_compounds(names)
     _drop(names, [key for key, spelling in names.spelling.items() if junk_name(spelling)])
@@ -245,12 +255,32 @@ def _title(sentences: Sequence[str], first_line: str) -> str | None:
     )
     if len(words) > TITLE_WORDS or title.lower() in _STOPWORDS:
         return None
+    definition = _first_body_sentence(sentences)
     if not capitalized:
-        definition = next((s for s in sentences[1:] if not _DISAMBIGUATION.fullmatch(" " + s)), "")
         defined = definition.startswith(title) and _COPULA_AFTER.match(definition, len(title))
         return title if defined else None
+    if _comma_head(title, definition) is not None:
+        return title
     again = re.compile(rf"(?<![\w]){re.escape(title)}(?![\w])")
     return title if any(again.search(s) for s in sentences[1:]) else None
+
+
+def _first_body_sentence(sentences: Sequence[str]) -> str:
+    """The sentence after the title line, past a parenthesis left alone ("(1974 film)")."""
+    return next((s for s in sentences[1:] if not _DISAMBIGUATION.fullmatch(" " + s)), "")
+
+
+def _comma_head(title: str, definition: str) -> str | None:
+    """The name before a title's comma when the definition opens with it as its subject:
+    "Redmond" of "Redmond, Utah" over "Redmond is a town in Sevier County", "Clock Tower" of
+    "Clock Tower, Brighton" over "The Clock Tower (sometimes called ...) is". The title,
+    place and all, names the entity: there are other Redmonds."""
+    head, comma, qualifier = title.partition(", ")
+    if not comma or "," in qualifier or not qualifier[:1].isupper():
+        return None
+    opens = re.match(rf"(?:The )?{re.escape(head)}(?:\s*\(|\s+([a-z]+))", definition)
+    # "Robert III of Dreux (1185–1234) was ...": the head is not the whole subject
+    return head if opens and opens.group(1) not in _JOINERS else None
 
 
 def _define_subject(names: _Names, sentences: Sequence[str], title: str | None) -> None:
