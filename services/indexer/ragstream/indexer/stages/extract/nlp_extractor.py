@@ -38,7 +38,6 @@ from ragstream.indexer.stages.extract.nlp_junk import junk_name, split_remnant
 from ragstream.indexer.stages.extract.nlp_lexicon import (
     CONCEPT,
     EXTRA_STOPWORDS,
-    NAME_PARTICLES,
     ORGANIZATION,
     PERSON,
     SUBJECT_PRONOUNS,
@@ -55,6 +54,12 @@ from ragstream.indexer.stages.extract.nlp_model import (
 from ragstream.indexer.stages.extract.nlp_possessive import possessive_names
 from ragstream.indexer.stages.extract.nlp_spans import alias_pairs, non_overlapping, resolve_types
 from ragstream.indexer.stages.extract.nlp_subject import subject_type
+from ragstream.indexer.stages.extract.nlp_title_line import (
+    DISAMBIGUATION,
+    comma_head,
+    first_body_sentence,
+    title_line,
+)
 from ragstream.indexer.stages.extract.nlp_titles import quoted_titles
 from ragstream.indexer.stages.extract.records import (
     ExtractedEntity,
@@ -73,25 +78,10 @@ RELATION_WINDOW = 2
 related ones, and a sentence listing n names gives about 2n relations, not n²/2 (each
 relation is embedded, so this bounds indexing cost too)."""
 
-TITLE_WORDS = 12
-"""The longest title line read as a name ("Royal Commission into Institutional Responses to
-Child Sexual Abuse", "The Body of the Dead Christ in the Tomb"); a longer line is a heading."""
-_TITLE = re.compile(r"^[A-Z0-9][^。！？;]*$")
-"""A title line: it may hold a title's own periods, question or exclamation marks and
-colons ("Mr. Smith Carries On", "What's New, Mr. Magoo?", "Star Wars: Return of the Jedi:
-Ewok Adventure"); every word capitalized (or a name particle, "François van der Merwe") and
-the line written again in the chunk tell it from a sentence, or, for a title in sentence
-case ("El Cielo en las manos", "Classical music"), a definition that opens with it."""
-_COPULA_AFTER = re.compile(r"\s*(?:\([^()]*\)\s*)?,?\s*(?:is|was|are|were)\s")
-"""What follows a subject defined by its sentence: "El Cielo en las manos is a 1950 film",
-"Altid ballade ( English: ...) is a 1955 Danish drama film"."""
-_DISAMBIGUATION = re.compile(r"\s+\([^()]+\)$")
 _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[a-z]")
 _STOPWORDS = ENGLISH_STOPWORDS | EXTRA_STOPWORDS
 _NOT_NAMES = frozenset(word.lower() for word in _STOPWORDS | TITLES)
 """Words that, before a capitalized word, show it is not the rest of a longer name."""
-_JOINERS = NAME_PARTICLES | {"and", "y", "e", "und", "et"}
-"""Words that continue a name after its head ("Robert III of Dreux", "Ortega y Gasset")."""
 _CONNECTORS = frozenset({"of", "the", "and", "&", "for", "de"})
 """Words inside a name that join its parts: a name is never split right after one."""
 
@@ -196,12 +186,12 @@ def _discover(sentences: Sequence[str], first_line: str) -> _Names:
         names.aliases.extend(
             (entity_key(a), entity_key(b)) for a, b in alias_pairs(sentence, spans)
         )
-    title = _title(sentences, first_line)
+    title = title_line(sentences, first_line)
     if title is not None:
         key = entity_key(title)
         names.spelling[key] = title
         names.variants[title] = key
-        head = _comma_head(title, _first_body_sentence(sentences))
+        head = comma_head(title, first_body_sentence(sentences))
         if head is not None and entity_key(head) != key:
             # "Redmond" of "Redmond, Utah": how the passage names its subject
             evidence = names.evidence.get(entity_key(head), frozenset())
@@ -236,53 +226,6 @@ def _drop(names: _Names, keys: Iterable[str]) -> None:
     names.variants = {s: k for s, k in names.variants.items() if k in names.spelling}
 
 
-def _title(sentences: Sequence[str], first_line: str) -> str | None:
-    """The chunk's title line when the chunk names it again ("Phoolwari" over "Phoolwari is
-    a 1946 film"): the repeat shows it is a name, not a heading like "Quarterly review". A
-    title's last parenthesis tells it from others of its name and is not part of it
-    ("Henry Moore (cricketer)", "The Pit and the Pendulum (1913 film)"). The first sentence
-    must be the whole first line (or the line before its parenthesis, "It's Alive! (1974
-    film)"): "Sgt." of "Sgt. Disco" and "Stop!" of "Stop! Or My Mom Will Shoot" are where
-    the sentence splitter cut the line."""
-    if len(sentences) < 2 or not _TITLE.match(sentences[0]):
-        return None
-    if sentences[0] not in (first_line, _DISAMBIGUATION.sub("", first_line)):
-        return None
-    title = _DISAMBIGUATION.sub("", sentences[0])
-    words = title.split(" ")
-    capitalized = all(
-        w[:1].isupper() or w[:1].isdigit() or w in _STOPWORDS or w in NAME_PARTICLES for w in words
-    )
-    if len(words) > TITLE_WORDS or title.lower() in _STOPWORDS:
-        return None
-    definition = _first_body_sentence(sentences)
-    if not capitalized:
-        defined = definition.startswith(title) and _COPULA_AFTER.match(definition, len(title))
-        return title if defined else None
-    if _comma_head(title, definition) is not None:
-        return title
-    again = re.compile(rf"(?<![\w]){re.escape(title)}(?![\w])")
-    return title if any(again.search(s) for s in sentences[1:]) else None
-
-
-def _first_body_sentence(sentences: Sequence[str]) -> str:
-    """The sentence after the title line, past a parenthesis left alone ("(1974 film)")."""
-    return next((s for s in sentences[1:] if not _DISAMBIGUATION.fullmatch(" " + s)), "")
-
-
-def _comma_head(title: str, definition: str) -> str | None:
-    """The name before a title's comma when the definition opens with it as its subject:
-    "Redmond" of "Redmond, Utah" over "Redmond is a town in Sevier County", "Clock Tower" of
-    "Clock Tower, Brighton" over "The Clock Tower (sometimes called ...) is". The title,
-    place and all, names the entity: there are other Redmonds."""
-    head, comma, qualifier = title.partition(", ")
-    if not comma or "," in qualifier or not qualifier[:1].isupper():
-        return None
-    opens = re.match(rf"(?:The )?{re.escape(head)}(?:\s*\(|\s+([a-z]+))", definition)
-    # "Robert III of Dreux (1185–1234) was ...": the head is not the whole subject
-    return head if opens and opens.group(1) not in _JOINERS else None
-
-
 def _define_subject(names: _Names, sentences: Sequence[str], title: str | None) -> None:
     """Marks the chunk's subject, the title line when it is a name ("Gregory Teu" over
     "Gregory George Teu (born 1951) is a Tanzanian politician"), typed by the sentence
@@ -296,7 +239,7 @@ def _define_subject(names: _Names, sentences: Sequence[str], title: str | None) 
     # Alive!" | "(1974 film)") and the sentence that opens with it: "What's New, Mr. Magoo?"
     # | "is an American animated television series"; "Boy or Girl?" | "( Spanish: ¿ Chico o
     # chica?)" | "is a 1962 Mexican- Spanish musical comedy film".
-    body = sentences[2:] if _DISAMBIGUATION.fullmatch(" " + sentences[1]) else sentences[1:]
+    body = sentences[2:] if DISAMBIGUATION.fullmatch(" " + sentences[1]) else sentences[1:]
     definition = body[0] if body else ""
     if title is not None and definition == title:
         definition = " ".join(body[:3])

@@ -1,0 +1,82 @@
+"""The title line of an encyclopedic passage, when it names the passage's subject.
+
+Encyclopedic text opens with its subject's name on a line of its own, then defines it
+("Phoolwari" over "Phoolwari is a 1946 Indian film"). Such a line is a name when the passage
+writes it again, when it is in sentence case or another language's and the definition
+opens with it ("El Cielo en las manos is a 1950 Argentine film"), or when the name before
+its comma opens the definition ("Redmond, Utah" over "Redmond is a town"). Pure functions of
+the passage's sentences.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ragstream.common.text.analyzer import ENGLISH_STOPWORDS
+from ragstream.indexer.stages.extract.nlp_lexicon import EXTRA_STOPWORDS, NAME_PARTICLES
+
+TITLE_WORDS = 12
+"""The longest title line read as a name ("Royal Commission into Institutional Responses to
+Child Sexual Abuse", "The Body of the Dead Christ in the Tomb"); a longer line is a heading."""
+_TITLE = re.compile(r"^[A-Z0-9][^。！？;]*$")
+"""A title line: it may hold a title's own periods, question or exclamation marks and
+colons ("Mr. Smith Carries On", "What's New, Mr. Magoo?", "Star Wars: Return of the Jedi:
+Ewok Adventure"); every word capitalized (or a name particle, "François van der Merwe") and
+the line written again in the chunk tell it from a sentence, or, for a title in sentence
+case ("El Cielo en las manos", "Classical music"), a definition that opens with it."""
+_COPULA_AFTER = re.compile(r"\s*(?:\([^()]*\)\s*)?,?\s*(?:is|was|are|were)\s")
+"""What follows a subject defined by its sentence: "El Cielo en las manos is a 1950 film",
+"Altid ballade ( English: ...) is a 1955 Danish drama film"."""
+DISAMBIGUATION = re.compile(r"\s+\([^()]+\)$")
+"""A title's last parenthesis, which tells it from others of its name ("(1913 film)")."""
+_STOPWORDS = ENGLISH_STOPWORDS | EXTRA_STOPWORDS
+_JOINERS = NAME_PARTICLES | {"and", "y", "e", "und", "et"}
+"""Words that continue a name after its head ("Robert III of Dreux", "Ortega y Gasset")."""
+
+
+def title_line(sentences: Sequence[str], first_line: str) -> str | None:
+    """The chunk's title line when the chunk names it again ("Phoolwari" over "Phoolwari is
+    a 1946 film"): the repeat shows it is a name, not a heading like "Quarterly review". A
+    title's last parenthesis tells it from others of its name and is not part of it
+    ("Henry Moore (cricketer)", "The Pit and the Pendulum (1913 film)"). The first sentence
+    must be the whole first line (or the line before its parenthesis, "It's Alive! (1974
+    film)"): "Sgt." of "Sgt. Disco" and "Stop!" of "Stop! Or My Mom Will Shoot" are where
+    the sentence splitter cut the line."""
+    if len(sentences) < 2 or not _TITLE.match(sentences[0]):
+        return None
+    if sentences[0] not in (first_line, DISAMBIGUATION.sub("", first_line)):
+        return None
+    title = DISAMBIGUATION.sub("", sentences[0])
+    words = title.split(" ")
+    capitalized = all(
+        w[:1].isupper() or w[:1].isdigit() or w in _STOPWORDS or w in NAME_PARTICLES for w in words
+    )
+    if len(words) > TITLE_WORDS or title.lower() in _STOPWORDS:
+        return None
+    definition = first_body_sentence(sentences)
+    if not capitalized:
+        defined = definition.startswith(title) and _COPULA_AFTER.match(definition, len(title))
+        return title if defined else None
+    if comma_head(title, definition) is not None:
+        return title
+    again = re.compile(rf"(?<![\w]){re.escape(title)}(?![\w])")
+    return title if any(again.search(s) for s in sentences[1:]) else None
+
+
+def first_body_sentence(sentences: Sequence[str]) -> str:
+    """The sentence after the title line, past a parenthesis left alone ("(1974 film)")."""
+    return next((s for s in sentences[1:] if not DISAMBIGUATION.fullmatch(" " + s)), "")
+
+
+def comma_head(title: str, definition: str) -> str | None:
+    """The name before a title's comma when the definition opens with it as its subject:
+    "Redmond" of "Redmond, Utah" over "Redmond is a town in Sevier County", "Clock Tower" of
+    "Clock Tower, Brighton" over "The Clock Tower (sometimes called ...) is". The title,
+    place and all, names the entity: there are other Redmonds."""
+    head, comma, qualifier = title.partition(", ")
+    if not comma or "," in qualifier or not qualifier[:1].isupper():
+        return None
+    opens = re.match(rf"(?:The )?{re.escape(head)}(?:\s*\(|\s+([a-z]+))", definition)
+    # "Robert III of Dreux (1185–1234) was ...": the head is not the whole subject
+    return head if opens and opens.group(1) not in _JOINERS else None
