@@ -98,6 +98,10 @@ def compact(name: str) -> str:
     return _PUNCTUATION.sub("", fold_diacritics(key).replace(" ", ""))
 
 
+_INSIDE_A_WORD = re.compile(r"\w[^\w\s]+\w")
+"""Punctuation between two letters or digits of one word ("Musa'id", "Il-sung")."""
+
+
 def joined_words(name: str) -> str:
     """A name of several words with the punctuation inside its words dropped, the words kept
     apart ("Abdul Aziz bin Musa'id" -> "abdul aziz bin musaid", the key of "Abdul Aziz bin
@@ -106,9 +110,6 @@ def joined_words(name: str) -> str:
     if is_cjk(key) or " " not in key or not _INSIDE_A_WORD.search(key):
         return ""
     return " ".join(_PUNCTUATION.sub("", word) for word in fold_diacritics(key).split())
-
-
-_INSIDE_A_WORD = re.compile(r"\w[^\w\s]+\w")
 
 
 def _initialisms(words: list[str]) -> list[str]:
