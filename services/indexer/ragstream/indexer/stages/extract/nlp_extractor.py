@@ -54,12 +54,7 @@ from ragstream.indexer.stages.extract.nlp_model import (
 from ragstream.indexer.stages.extract.nlp_possessive import possessive_names
 from ragstream.indexer.stages.extract.nlp_spans import alias_pairs, non_overlapping, resolve_types
 from ragstream.indexer.stages.extract.nlp_subject import subject_type
-from ragstream.indexer.stages.extract.nlp_title_line import (
-    DISAMBIGUATION,
-    comma_head,
-    first_body_sentence,
-    title_line,
-)
+from ragstream.indexer.stages.extract.nlp_title_line import DISAMBIGUATION, title_line
 from ragstream.indexer.stages.extract.nlp_titles import quoted_titles
 from ragstream.indexer.stages.extract.records import (
     ExtractedEntity,
@@ -186,12 +181,13 @@ def _discover(sentences: Sequence[str], first_line: str) -> _Names:
         names.aliases.extend(
             (entity_key(a), entity_key(b)) for a, b in alias_pairs(sentence, spans)
         )
-    title = title_line(sentences, first_line)
-    if title is not None:
-        key = entity_key(title)
-        names.spelling[key] = title
-        names.variants[title] = key
-        head = comma_head(title, first_body_sentence(sentences))
+    line = title_line(sentences, first_line)
+    title = line.name if line is not None else None
+    if line is not None:
+        key = entity_key(line.name)
+        names.spelling[key] = line.name
+        names.variants[line.name] = key
+        head = line.head
         if head is not None and entity_key(head) != key:
             # "Redmond" of "Redmond, Utah": how the passage names its subject
             evidence = names.evidence.get(entity_key(head), frozenset())

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from ragstream.common.text.analyzer import ENGLISH_STOPWORDS
 from ragstream.indexer.stages.extract.nlp_lexicon import EXTRA_STOPWORDS, NAME_PARTICLES
@@ -35,7 +36,14 @@ _JOINERS = NAME_PARTICLES | {"and", "y", "e", "und", "et"}
 """Words that continue a name after its head ("Robert III of Dreux", "Ortega y Gasset")."""
 
 
-def title_line(sentences: Sequence[str], first_line: str) -> str | None:
+class TitleLine(NamedTuple):
+    name: str
+    head: str | None
+    """The name before the title's comma, when the definition names the subject so
+    ("Redmond" of "Redmond, Utah"); the passage's mentions of it are the title's."""
+
+
+def title_line(sentences: Sequence[str], first_line: str) -> TitleLine | None:
     """The chunk's title line when the chunk names it again ("Phoolwari" over "Phoolwari is
     a 1946 film"): the repeat shows it is a name, not a heading like "Quarterly review". A
     title's last parenthesis tells it from others of its name and is not part of it
@@ -55,13 +63,14 @@ def title_line(sentences: Sequence[str], first_line: str) -> str | None:
     if len(words) > TITLE_WORDS or title.lower() in _STOPWORDS:
         return None
     definition = first_body_sentence(sentences)
+    head = comma_head(title, definition)
     if not capitalized:
         defined = definition.startswith(title) and _COPULA_AFTER.match(definition, len(title))
-        return title if defined else None
-    if comma_head(title, definition) is not None:
-        return title
+        return TitleLine(title, head) if defined else None
     again = re.compile(rf"(?<![\w]){re.escape(title)}(?![\w])")
-    return title if any(again.search(s) for s in sentences[1:]) else None
+    if head is not None or any(again.search(s) for s in sentences[1:]):
+        return TitleLine(title, head)
+    return None
 
 
 def first_body_sentence(sentences: Sequence[str]) -> str:
