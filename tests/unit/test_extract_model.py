@@ -147,6 +147,28 @@ def test_a_lone_word_the_chunk_also_writes_in_lowercase_goes_unless_the_model_na
     assert not_names({two: "Breaststroke Final"}, {two: frozenset()}, {}, lowercase) == []
 
 
+def test_a_lone_word_the_chunk_writes_mostly_in_lowercase_goes_whatever_the_model_says() -> None:
+    # The model reads the one capitalized "Sarsuela" as a person; the chunk writes the genre
+    # in lowercase three times. "Imperial" and "Euro" likewise; "Time", quoted, is a title.
+    text = (
+        "Atang de la Rama was hailed Queen of the Kundiman and of the Sarsuela in 1979. She "
+        "starred in the sarsuela Dalagang Bukid. The sarsuela is a musical play. She brought "
+        "the sarsuela to Luzon. Later, his uncle Johann Wilhelm lost the Imperial favour and "
+        "stayed an imperial prisoner in an imperial fortress. Growth was above the average for "
+        'the Euro area. Belgium switched to the euro in 2002, with euro coins. He was in "Time" '
+        "magazine's list, and called time on his career."
+    )
+    found = {e.name for e in extract_offline(text, tagger()).entities}
+    assert {"Atang de la Rama", "Dalagang Bukid", "Johann Wilhelm", "Luzon", "Time"} <= found
+    assert not found & {"Sarsuela", "Imperial", "Euro"}
+    key = entity_key("Sarsuela")
+    named = {key: Counter(person=1)}
+    assert not_names({key: "Sarsuela"}, {key: frozenset()}, named, {"sarsuela"}) == []
+    assert not_names({key: "Sarsuela"}, {key: frozenset()}, named, set(), {"sarsuela"}) == [key]
+    evidence = {key: frozenset({"person"})}  # rules' evidence (a title line, a role) stands
+    assert not_names({key: "Sarsuela"}, evidence, named, set(), {"sarsuela"}) == []
+
+
 def test_a_lone_name_the_model_misses_stays_and_an_everyday_word_goes() -> None:
     text = (
         "Lamprocles\n\nLamprocles was Socrates' and Xanthippe's eldest son. According to "

@@ -476,6 +476,16 @@ def test_an_adverb_or_a_conjunction_opening_a_sentence_opens_no_name() -> None:
     assert not [n for n in names if n.startswith(openers)]
 
 
+def test_a_conjunction_opening_a_quotation_opens_no_name() -> None:
+    names = offline_names(
+        'In his "History of the Ismailis", A.S. Picklay says, "Although Nizar was the '
+        'rightful claimant, his brother won." She said: "Currently Sushma Berlia chairs it." '
+        '"Although Yoritada was regent, he had no heir", the chronicle says.'
+    )
+    assert {"Nizar", "Sushma Berlia", "Yoritada"} <= names
+    assert not [n for n in names if n.startswith(("Although", "Currently"))]
+
+
 def test_an_everyday_word_opening_a_sentence_before_the_is_no_epithets_name() -> None:
     names = offline_names(
         "Following the Dissolution, the King granted Newnham Priory to Brereton. "

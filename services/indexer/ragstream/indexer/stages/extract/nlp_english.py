@@ -14,6 +14,7 @@ Runs inside Chinese text follow the same rules, except that no word there is sen
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -63,18 +64,25 @@ class ChunkWords:
     """Words the chunk writes in lowercase."""
     mid_capitalized: frozenset[str]
     """Capitalized words the chunk writes somewhere other than at a sentence start."""
+    mainly_lowercase: frozenset[str] = frozenset()
+    """Words the chunk writes in lowercase more often than capitalized, wherever ("the
+    sarsuela" four times beside "Queen of the Sarsuela")."""
 
     @classmethod
     def of(cls, sentences: Iterable[str]) -> ChunkWords:
-        lowercase: set[str] = set()
-        capitalized: set[str] = set()
+        lowercase: Counter[str] = Counter()
+        capitalized: Counter[str] = Counter()
+        mid_capitalized: set[str] = set()
         for sentence in sentences:
             for token in latin_tokens(sentence):
                 if token.text[0].islower():
-                    lowercase.add(token.text)
-                elif not _initial(sentence, token):
-                    capitalized.add(token.text)
-        return cls(frozenset(lowercase), frozenset(capitalized))
+                    lowercase[token.text] += 1
+                    continue
+                capitalized[token.text.lower()] += 1
+                if not _initial(sentence, token):
+                    mid_capitalized.add(token.text)
+        mainly = frozenset(w for w, n in lowercase.items() if n > capitalized[w])
+        return cls(frozenset(lowercase), frozenset(mid_capitalized), mainly)
 
 
 def latin_spans(sentence: str, words: ChunkWords, next_sentence: str = "") -> list[Span]:
@@ -264,6 +272,8 @@ def _span(tokens: list[Token], sentence: str, words: ChunkWords) -> tuple[Span, 
     common = _common(tokens[0].text, words)
     if initial and tokens[0].kind == "name" and common and not head_of:
         tokens, initial = tokens[1:], False
+    elif _opens_quotation(sentence, tokens[0]) and tokens[0].text.lower() in lex.CLAUSE_OPENERS:
+        tokens = tokens[1:]  # 'says, "Although Nizar was ...'
     tokens, titled = _untitled(tokens)
     initial = initial and not titled
     while tokens and not _opens_name(tokens):
@@ -370,6 +380,15 @@ def _trailing_noise(token: Token, sentence: str) -> bool:
 def _initial(sentence: str, token: Token) -> bool:
     """First word of a sentence written in a Latin script (no word or ideograph before it)."""
     return not _WORDISH.search(sentence[: token.start]) and not _has_han(sentence)
+
+
+_QUOTATION_OPENS = re.compile(r"(?:^|[\s,:])[\"“]\s?$")
+"""An opening double quote just before, after a space, a comma, a colon or nothing."""
+
+
+def _opens_quotation(sentence: str, token: Token) -> bool:
+    """The first word of a quotation ('says, "Although ...'), capitalized as a sentence's is."""
+    return bool(_QUOTATION_OPENS.search(sentence[: token.start]))
 
 
 def _has_han(text: str) -> bool:

@@ -110,6 +110,8 @@ class _Names:
     """The key of the chunk's title line, when it names the chunk's subject."""
     lowercase: frozenset[str] = frozenset()
     """Words the chunk writes in lowercase."""
+    mainly_lowercase: frozenset[str] = frozenset()
+    """Words the chunk writes in lowercase more often than capitalized."""
 
 
 @dataclass
@@ -133,7 +135,9 @@ def extract_offline(text: str, tagger: NameTagger | None = None) -> ExtractionRe
     types = resolve_types(names.spelling, names.evidence, names.aliases)
     if tags is not None:
         votes = model_votes(tags)
-        dropped = not_names(names.spelling, names.evidence, votes, names.lowercase)
+        dropped = not_names(
+            names.spelling, names.evidence, votes, names.lowercase, names.mainly_lowercase
+        )
         _drop(names, [key for key in dropped if key != names.title])
         # A name the rules read as a concept (an honour's) takes no type from the model.
         typed_by_model = {
@@ -163,7 +167,7 @@ def _discover(sentences: Sequence[str], first_line: str) -> _Names:
     words = ChunkWords.of(sentences)
     tokens = [han_tokens(sentence) for sentence in sentences]
     repeated = repeated_nouns(tokens)
-    names = _Names(lowercase=words.lowercase)
+    names = _Names(lowercase=words.lowercase, mainly_lowercase=words.mainly_lowercase)
     following = [*sentences[1:], ""][: len(sentences)]
     for sentence, sentence_tokens, after in zip(sentences, tokens, following, strict=True):
         spans = non_overlapping(

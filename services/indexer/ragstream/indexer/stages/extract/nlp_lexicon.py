@@ -253,20 +253,22 @@ PHRASE_ENDERS = _words(
 )
 """Words that may follow a place name after "in" ("in Bergen in 2014", "in Ningbo, China")."""
 
-EXTRA_STOPWORDS = _words(
-    """since today yesterday tomorrow also according many several new said says including
-    one two three four five six seven eight nine ten first second third last next percent
-    per year years month months week weeks day days time times more most less least well"""
-) | _words(
+CLAUSE_OPENERS = _words(
     """officially originally currently formerly previously initially eventually finally
     subsequently additionally ironically nominally historically traditionally reportedly
     allegedly apparently notably meanwhile however moreover furthermore nevertheless
     consequently thereafter ultimately although though unlike unless whereas whilst"""
 )
-"""With the analyzer's stopwords: not salient enough to be relation keywords. The second
-set, adverbs that comment on a sentence and conjunctions that open a clause, never open a
-name: "Officially the Blue Mountains", "Currently Sushma Berlia", "Although Yoritada" and
-"Unlike Calcutta" were read so from a sentence's first words."""
+"""Adverbs that comment on a sentence and conjunctions that open a clause: never a name's
+first word. "Officially the Blue Mountains", "Currently Sushma Berlia", "Although Yoritada"
+and "Unlike Calcutta" were read so from a sentence's first words, and '"Although Nizar was'
+from a quotation's."""
+EXTRA_STOPWORDS = CLAUSE_OPENERS | _words(
+    """since today yesterday tomorrow also according many several new said says including
+    one two three four five six seven eight nine ten first second third last next percent
+    per year years month months week weeks day days time times more most less least well"""
+)
+"""With the analyzer's stopwords: not salient enough to be relation keywords."""
 
 # Chinese.
 CHINESE_SURNAMES = frozenset(

@@ -143,6 +143,7 @@ def not_names(
     evidence: Mapping[str, frozenset[str]],
     votes: Mapping[str, Counter[str]],
     lowercase: Set[str] = frozenset(),
+    mainly_lowercase: Set[str] = frozenset(),
 ) -> list[str]:
     """Keys the rules gave no type that the model does not take for a name: read only as a
     date or a number ("June 2023"); read only as a nationality, a religion or a party, one
@@ -154,16 +155,22 @@ def not_names(
     "the Men's 100m Breaststroke event" beside "the 100 meters breaststroke"). A lone name
     the small model misses stays ("Socrates' and Xanthippe's eldest son", "According to
     Aristotle, ..."): dropping every untagged lone word lost such names and, with them, the
-    links between their passages."""
+    links between their passages. A lone word the chunk writes in lowercase more often than
+    capitalized (`mainly_lowercase`) is dropped whatever the model says: the chunk uses it
+    as a common noun ("starred in the sarsuela ..." four times, "Queen of the Sarsuela"
+    once, which the model reads as a person)."""
     dropped = []
     for key, spelling in spellings.items():
         if evidence.get(key):
+            continue
+        lone_word = " " not in spelling and spelling[1:].islower()  # not "IT", "TV"
+        if lone_word and spelling.lower() in mainly_lowercase:
+            dropped.append(key)
             continue
         counts = votes.get(key, Counter())
         if any(kind not in (NOT_A_NAME, GROUP) for kind in counts):
             continue  # the model names it
         group = GROUP in counts and (" " not in spelling or group_phrase(spelling))
-        lone_word = " " not in spelling and spelling[1:].islower()  # not "IT", "TV"
         common = lone_word and spelling.lower() in lowercase
         if NOT_A_NAME in counts or group or common or mostly_lowercase(spelling):
             dropped.append(key)
