@@ -307,6 +307,26 @@ def test_a_title_with_a_comma_names_the_subject_its_definition_opens_with() -> N
     assert "Robert III, Count of Dreux" not in offline_names(count)
 
 
+def test_the_words_after_a_titles_comma_type_its_subject() -> None:
+    # The passages open with the name before the comma but define nothing by it.
+    city = (
+        "Ann Arbor, Michigan\n\nAnn Arbor has a humid continental climate. Ann Arbor "
+        "lies on the Huron River."
+    )
+    count = (
+        "Geoffrey III, Count of Perche\n\nGeoffrey III has a place in the annals. Geoffrey "
+        "III joined the crusade."
+    )
+    assert offline_types(city)["Ann Arbor, Michigan"] == "location"
+    assert offline_types(count)["Geoffrey III, Count of Perche"] == "person"
+    # An office is not its city: "Mayor of Elizabeth, New Jersey" stays untyped.
+    office = (
+        "Mayor of Elizabeth, New Jersey\n\nMayor of Elizabeth has a four-year term. The "
+        "Mayor of Elizabeth, New Jersey is elected."
+    )
+    assert offline_types(office).get("Mayor of Elizabeth, New Jersey") != "location"
+
+
 def test_a_one_word_heading_not_named_again_is_not_an_entity() -> None:
     text = "Summary\n\nRevenue grew in the north. Costs fell."
     assert extract_offline(text).entities == ()

@@ -54,7 +54,11 @@ from ragstream.indexer.stages.extract.nlp_model import (
 from ragstream.indexer.stages.extract.nlp_possessive import possessive_names
 from ragstream.indexer.stages.extract.nlp_spans import alias_pairs, non_overlapping, resolve_types
 from ragstream.indexer.stages.extract.nlp_subject import subject_type
-from ragstream.indexer.stages.extract.nlp_title_line import DISAMBIGUATION, title_line
+from ragstream.indexer.stages.extract.nlp_title_line import (
+    DISAMBIGUATION,
+    qualifier_type,
+    title_line,
+)
 from ragstream.indexer.stages.extract.nlp_titles import quoted_titles
 from ragstream.indexer.stages.extract.records import (
     ExtractedEntity,
@@ -191,6 +195,9 @@ def _discover(sentences: Sequence[str], first_line: str) -> _Names:
         key = entity_key(line.name)
         names.spelling[key] = line.name
         names.variants[line.name] = key
+        kind = qualifier_type(line.name)
+        if kind is not None:
+            names.evidence[key] = names.evidence.get(key, frozenset()) | {kind}
         head = line.head
         if head is not None and entity_key(head) != key:
             # "Redmond" of "Redmond, Utah": how the passage names its subject

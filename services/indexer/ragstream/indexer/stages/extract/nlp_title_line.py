@@ -10,12 +10,21 @@ the passage's sentences.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
 from ragstream.common.text.analyzer import ENGLISH_STOPWORDS
-from ragstream.indexer.stages.extract.nlp_lexicon import EXTRA_STOPWORDS, NAME_PARTICLES
+from ragstream.indexer.stages.extract.nlp_lexicon import (
+    EXTRA_STOPWORDS,
+    LOCATION,
+    NAME_PARTICLES,
+    PERSON,
+    ROYAL_TITLES,
+    TITLE_AFTER,
+    TITLES,
+)
 
 TITLE_WORDS = 12
 """The longest title line read as a name ("Royal Commission into Institutional Responses to
@@ -34,6 +43,12 @@ DISAMBIGUATION = re.compile(r"\s+\([^()]+\)$")
 _STOPWORDS = ENGLISH_STOPWORDS | EXTRA_STOPWORDS
 _JOINERS = NAME_PARTICLES | {"and", "y", "e", "und", "et"}
 """Words that continue a name after its head ("Robert III of Dreux", "Ortega y Gasset")."""
+_RANKS = "|".join(sorted(ROYAL_TITLES | {"Lord", "Lady"}))
+_NOBLE_QUALIFIER = re.compile(
+    rf"^(?:Grand |High )?(?:{_RANKS})(?: (?:{'|'.join(sorted(TITLE_AFTER))}))? (?:of|in) [A-Z]"
+)
+"""A rank and its land after a title's comma: "Duke of Brittany", "Count Palatine of
+Simmern", "Grand Duke of Oldenburg", "Lord of Uncastillo"."""
 
 
 class TitleLine(NamedTuple):
@@ -89,3 +104,30 @@ def comma_head(title: str, definition: str) -> str | None:
     opens = re.match(rf"(?:The )?{re.escape(head)}(?:\s*\(|\s+([a-z]+))", definition)
     # "Robert III of Dreux (1185–1234) was ...": the head is not the whole subject
     return head if opens and opens.group(1) not in _JOINERS else None
+
+
+def qualifier_type(title: str) -> str | None:
+    """The type the words after a title's comma give its subject: a rank and its land make a
+    person ("John IV, Duke of Brittany", "Mary of Lusignan, Countess of Brienne"), a country or
+    a country's region a place ("Ann Arbor, Michigan", "San Juan, Puerto Rico"); else None."""
+    head, comma, qualifier = title.partition(", ")
+    if not comma or not head:
+        return None
+    if _NOBLE_QUALIFIER.match(qualifier):
+        return PERSON
+    office = head.split(" ", 1)[0] in TITLES and " of " in head  # "Mayor of Elizabeth, ..."
+    return LOCATION if qualifier in _regions() and not office else None
+
+
+@functools.cache
+def _regions() -> frozenset[str]:
+    """English names of the countries and their regions (pycountry's ISO 3166 tables)."""
+    import pycountry  # its tables are read for the first title with a comma only
+
+    countries = {
+        name
+        for country in pycountry.countries
+        for name in (country.name, getattr(country, "common_name", None))
+        if name
+    }
+    return frozenset(countries | {region.name for region in pycountry.subdivisions})
