@@ -327,6 +327,18 @@ def test_the_words_after_a_titles_comma_type_its_subject() -> None:
     assert offline_types(office).get("Mayor of Elizabeth, New Jersey") != "location"
 
 
+def test_a_title_of_one_edition_of_an_event_is_an_event() -> None:
+    games = (
+        "2018 Winter Olympics\n\nThe 2018 Winter Olympics, officially known as the XXIII "
+        "Olympic Winter Games, were held in Pyeongchang. The 2018 Winter Olympics had 92 nations."
+    )
+    chess = "38th Chess Olympiad\n\n38th Chess Olympiad was held in Manila. It had 102 teams."
+    assert offline_types(games)["2018 Winter Olympics"] == "event"
+    assert offline_types(chess)["38th Chess Olympiad"] == "event"
+    parliament = "11th Lok Sabha\n\n11th Lok Sabha was elected in 1996. 11th Lok Sabha sat."
+    assert offline_types(parliament).get("11th Lok Sabha") != "event"
+
+
 def test_a_one_word_heading_not_named_again_is_not_an_entity() -> None:
     text = "Summary\n\nRevenue grew in the north. Costs fell."
     assert extract_offline(text).entities == ()

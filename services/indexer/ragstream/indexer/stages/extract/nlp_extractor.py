@@ -57,6 +57,7 @@ from ragstream.indexer.stages.extract.nlp_subject import subject_type
 from ragstream.indexer.stages.extract.nlp_title_line import (
     DISAMBIGUATION,
     qualifier_type,
+    title_event,
     title_line,
 )
 from ragstream.indexer.stages.extract.nlp_titles import quoted_titles
@@ -195,7 +196,7 @@ def _discover(sentences: Sequence[str], first_line: str) -> _Names:
         key = entity_key(line.name)
         names.spelling[key] = line.name
         names.variants[line.name] = key
-        kind = qualifier_type(line.name)
+        kind = qualifier_type(line.name) or title_event(line.name)
         if kind is not None:
             names.evidence[key] = names.evidence.get(key, frozenset()) | {kind}
         head = line.head

@@ -17,6 +17,8 @@ from typing import NamedTuple
 
 from ragstream.common.text.analyzer import ENGLISH_STOPWORDS
 from ragstream.indexer.stages.extract.nlp_lexicon import (
+    EVENT,
+    EVENT_SUFFIXES,
     EXTRA_STOPWORDS,
     LOCATION,
     NAME_PARTICLES,
@@ -117,6 +119,19 @@ def qualifier_type(title: str) -> str | None:
         return PERSON
     office = head.split(" ", 1)[0] in TITLES and " of " in head  # "Mayor of Elizabeth, ..."
     return LOCATION if qualifier in _regions() and not office else None
+
+
+_EVENT_TITLE = re.compile(
+    rf"^(?:\d{{4}}|\d+(?:st|nd|rd|th)) .*\b(?:{'|'.join(sorted(EVENT_SUFFIXES))})$"
+)
+"""A title of one edition of an event, its year or ordinal first and its kind last: "2018
+Winter Olympics", "1999 Alfred Dunhill Cup", "38th Chess Olympiad"."""
+
+
+def title_event(title: str) -> str | None:
+    """EVENT for the title of one edition of an event; else None. A mention in the text
+    often drops the year ("the Winter Olympics"), so the title says it alone."""
+    return EVENT if _EVENT_TITLE.match(title) else None
 
 
 @functools.cache
