@@ -110,6 +110,24 @@ async def test_the_llm_report_is_mapped_back_and_cached_by_content() -> None:
     assert report.writer == "llm:test-chat"
 
 
+async def test_a_community_whose_members_the_graph_no_longer_holds_is_reported_without_a_call() -> (
+    None
+):
+    # Read while stage 2 re-points a merged entity's relations: members, but no nodes.
+    empty = content([], [])
+    report = extractive_report(empty)
+    assert report.title == "c-1" and report.summary.startswith("0 entities")
+    assert report.findings == () and report.content_key == content_key(empty)
+    async with OpenAITestServer(responder=reporter) as server:
+        chat = OpenAIChat(llm_config(server))
+        try:
+            writer = LLMReportWriter(chat, MemoryCache(), "test-chat", llm_config(server))
+            assert await writer.write(empty) == report
+        finally:
+            await chat.close()
+    assert server.log.completed.get("chat", 0) == 0
+
+
 def test_a_reply_that_is_no_report_is_an_error() -> None:
     with pytest.raises(ReportFormatError, match="not JSON"):
         parse_report("no idea", content(), "llm:m")

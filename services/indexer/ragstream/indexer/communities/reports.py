@@ -77,10 +77,12 @@ def extractive_report(content: CommunityContent) -> Report:
     members; the summary counts the members by type and quotes the first sentence of the
     best-connected one; the findings are the heaviest inner relations (then, if too few,
     the best-connected entities), each with what the graph says of it and its chunks, and
-    no two quoting the same text."""
+    no two quoting the same text. A community none of whose members the graph holds (read
+    while stage 2 re-points a merged entity's relations) has its id for a title: its report
+    is rewritten once its members are written, as their keys change its content."""
     ranked = content.ranked_nodes()
     names = [n.name for n in ranked[:3]]
-    title = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    title = ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
     types = Counter(n.type or "entity" for n in content.nodes)
     kinds = ", ".join(f"{count} {kind}" for kind, count in sorted(types.items()))
     lead = first_sentence(ranked[0].description) if ranked else ""

@@ -82,6 +82,8 @@ class LLMReportWriter:
         self.name = f"llm:{model}"
 
     async def write(self, content: CommunityContent) -> Report:
+        if not content.nodes:  # nothing to report on: no call
+            return extractive_report(content)
         messages = [ChatMessage("user", REPORT_PROMPT + data_tables(content))]
         reply = await self._calls.ask(messages)
         report = parse_report(reply.text, content, self.name)
