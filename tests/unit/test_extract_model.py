@@ -169,6 +169,15 @@ def test_a_lone_word_the_chunk_writes_mostly_in_lowercase_goes_whatever_the_mode
     assert not_names({key: "Sarsuela"}, evidence, named, set(), {"sarsuela"}) == []
 
 
+def test_a_royals_title_is_the_person_the_model_finds_by_the_name_before_of() -> None:
+    text = (
+        "Ida of Lorraine\n\nIda of Lorraine (c. 1040 - 1113) was a noblewoman. Ida's brother "
+        "was Godfrey IV, and Ida's son was Baldwin."
+    )
+    types = {e.name: e.type for e in extract_offline(text, tagger()).entities}
+    assert types["Ida"] == "person" and types["Ida of Lorraine"] == "person"
+
+
 def test_a_lone_name_the_model_misses_stays_and_an_everyday_word_goes() -> None:
     text = (
         "Lamprocles\n\nLamprocles was Socrates' and Xanthippe's eldest son. According to "

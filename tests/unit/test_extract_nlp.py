@@ -319,6 +319,11 @@ def test_the_words_after_a_titles_comma_type_its_subject() -> None:
     )
     assert offline_types(city)["Ann Arbor, Michigan"] == "location"
     assert offline_types(count)["Geoffrey III, Count of Perche"] == "person"
+    baron = (
+        "Thomas Fiennes, 9th Baron Dacre\n\nThomas Fiennes, 9th Baron Dacre (ca. 1515 - 1541) "
+        "has a tomb at Herstmonceux."
+    )
+    assert offline_types(baron)["Thomas Fiennes, 9th Baron Dacre"] == "person"
     # An office is not its city: "Mayor of Elizabeth, New Jersey" stays untyped.
     office = (
         "Mayor of Elizabeth, New Jersey\n\nMayor of Elizabeth has a four-year term. The "
@@ -337,6 +342,25 @@ def test_a_title_of_one_edition_of_an_event_is_an_event() -> None:
     assert offline_types(chess)["38th Chess Olympiad"] == "event"
     parliament = "11th Lok Sabha\n\n11th Lok Sabha was elected in 1996. 11th Lok Sabha sat."
     assert offline_types(parliament).get("11th Lok Sabha") != "event"
+
+
+def test_a_title_shaped_like_a_name_is_the_person_the_chunk_names_by_its_surname() -> None:
+    scientist = (
+        "Cecilia Jarlskog\n\nJarlskog obtained her doctorate in 1970 at Lund. She is known "
+        "for her work on CP violation. Cecilia Jarlskog was born in Sweden."
+    )
+    assert offline_types(scientist)["Cecilia Jarlskog"] == "person"
+    # A possessive or an everyday first word: a park, a film, not the person in it.
+    park = (
+        "Knott's Berry Farm\n\nKnott's Berry Farm is in Buena Park. Walter Knott founded "
+        "it; Knott's Berry Farm grew. He was a farmer."
+    )
+    film = (
+        "Calling Philo Vance\n\nCalling Philo Vance is a 1940 film. Vance, a detective, is "
+        "its hero. He solves a murder."
+    )
+    assert offline_types(park).get("Knott's Berry Farm") != "person"
+    assert offline_types(film).get("Calling Philo Vance") != "person"
 
 
 def test_a_one_word_heading_not_named_again_is_not_an_entity() -> None:

@@ -56,6 +56,7 @@ from ragstream.indexer.stages.extract.nlp_spans import alias_pairs, non_overlapp
 from ragstream.indexer.stages.extract.nlp_subject import subject_type
 from ragstream.indexer.stages.extract.nlp_title_line import (
     DISAMBIGUATION,
+    named_person,
     qualifier_type,
     title_event,
     title_line,
@@ -149,6 +150,9 @@ def extract_offline(text: str, tagger: NameTagger | None = None) -> ExtractionRe
             k: v for k, v in votes.items() if CONCEPT not in names.evidence.get(k, ())
         }
         types = apply_votes(types, typed_by_model)
+    title = names.title or ""
+    if types.get(title) == CONCEPT and named_person(names.spelling[title], types):
+        types[title] = PERSON  # "Cecilia Jarlskog" over "Jarlskog obtained her doctorate"
     if not names.spelling:
         return ExtractionResult()
     mentions = _scan(sentences, names)

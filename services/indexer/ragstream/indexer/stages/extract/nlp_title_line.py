@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 from ragstream.common.text.analyzer import ENGLISH_STOPWORDS
+from ragstream.indexer.stages.extract.names import entity_key
+from ragstream.indexer.stages.extract.nlp_evidence import named_of_place, person_shaped
+from ragstream.indexer.stages.extract.nlp_junk import everyday_word
 from ragstream.indexer.stages.extract.nlp_lexicon import (
     EVENT,
     EVENT_SUFFIXES,
@@ -27,6 +30,7 @@ from ragstream.indexer.stages.extract.nlp_lexicon import (
     TITLE_AFTER,
     TITLES,
 )
+from ragstream.indexer.stages.extract.nlp_tokens import latin_tokens
 
 TITLE_WORDS = 12
 """The longest title line read as a name ("Royal Commission into Institutional Responses to
@@ -46,11 +50,14 @@ _STOPWORDS = ENGLISH_STOPWORDS | EXTRA_STOPWORDS
 _JOINERS = NAME_PARTICLES | {"and", "y", "e", "und", "et"}
 """Words that continue a name after its head ("Robert III of Dreux", "Ortega y Gasset")."""
 _RANKS = "|".join(sorted(ROYAL_TITLES | {"Lord", "Lady"}))
+_AFTER_RANKS = "|".join(sorted(TITLE_AFTER))
 _NOBLE_QUALIFIER = re.compile(
-    rf"^(?:Grand |High )?(?:{_RANKS})(?: (?:{'|'.join(sorted(TITLE_AFTER))}))? (?:of|in) [A-Z]"
+    rf"^(?:\d+(?:st|nd|rd|th) )?(?:Grand |High )?(?:{_RANKS})(?: (?:{_AFTER_RANKS}))?"
+    r" (?:(?:of|in) )?[A-Z]"
 )
 """A rank and its land after a title's comma: "Duke of Brittany", "Count Palatine of
-Simmern", "Grand Duke of Oldenburg", "Lord of Uncastillo"."""
+Simmern", "Grand Duke of Oldenburg", "Lord of Uncastillo", "3rd Earl of Stafford", "9th
+Baron Dacre"."""
 
 
 class TitleLine(NamedTuple):
@@ -132,6 +139,25 @@ def title_event(title: str) -> str | None:
     """EVENT for the title of one edition of an event; else None. A mention in the text
     often drops the year ("the Winter Olympics"), so the title says it alone."""
     return EVENT if _EVENT_TITLE.match(title) else None
+
+
+def named_person(title: str, types: Mapping[str, str]) -> bool:
+    """True when a title shaped like a person's name ("Cecilia Jarlskog", "Ida of Lorraine")
+    is the person the chunk names by a word of it alone, typed person there ("Jarlskog
+    obtained her doctorate", "Ida was the daughter of ..."): the surname or given name of a
+    name of two to four words, the name before "of" of a royal's. Not a title that opens
+    with an everyday word ("Calling Philo Vance", a film; "Killing of Harambe") nor one with
+    a possessive ("Knott's Berry Farm", "Jehovah's Witnesses")."""
+    tokens = latin_tokens(title)
+    if len(tokens) < 2 or everyday_word(tokens[0].text) or any(t.possessive for t in tokens):
+        return False
+    if person_shaped(tokens):
+        words = {tokens[0].text, tokens[-1].text}
+    elif named_of_place(tokens):
+        words = {tokens[0].text}
+    else:
+        return False
+    return any(types.get(entity_key(word)) == PERSON for word in words)
 
 
 @functools.cache
