@@ -641,6 +641,11 @@ def test_a_title_in_sentence_case_is_the_subject_its_definition_opens_with() -> 
         "drama film directed by Gabriel Axel."
     )
     assert "Altid ballade" in offline_names(translated)
+    currency = (
+        "South African rand\n\nThe South African rand (sign: R; code: ZAR) is the currency "
+        "of South Africa. The rand is subdivided into 100 cents."
+    )
+    assert "South African rand" in offline_names(currency)
     # A heading in sentence case that no definition opens with is no name.
     heading = "Early life\n\nHe was born in Oslo. Early life there was hard."
     assert "Early life" not in offline_names(heading)

@@ -89,7 +89,10 @@ def title_line(sentences: Sequence[str], first_line: str) -> TitleLine | None:
     definition = first_body_sentence(sentences)
     head = comma_head(title, definition)
     if not capitalized:
-        defined = definition.startswith(title) and _COPULA_AFTER.match(definition, len(title))
+        # "The South African rand (sign: R; code: ZAR) is the currency of South Africa"
+        start = len("The ") if definition.startswith(f"The {title}") else 0
+        opens = definition.startswith(title, start)
+        defined = opens and _COPULA_AFTER.match(definition, start + len(title))
         return TitleLine(title, head) if defined else None
     again = re.compile(rf"(?<![\w]){re.escape(title)}(?![\w])")
     if head is not None or any(again.search(s) for s in sentences[1:]):
