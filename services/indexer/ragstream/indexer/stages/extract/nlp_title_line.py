@@ -4,8 +4,11 @@ Encyclopedic text opens with its subject's name on a line of its own, then defin
 ("Phoolwari" over "Phoolwari is a 1946 Indian film"). Such a line is a name when the passage
 writes it again, when it is in sentence case or another language's and the definition
 opens with it ("El Cielo en las manos is a 1950 Argentine film"), or when the name before
-its comma opens the definition ("Redmond, Utah" over "Redmond is a town"). Pure functions of
-the passage's sentences.
+its comma opens the definition ("Redmond, Utah" over "Redmond is a town"). A title's own
+words may type it where the passage does not: what follows its comma ("Ann Arbor,
+Michigan", "John IV, Duke of Brittany"), an event's edition ("2018 Winter Olympics"), or a
+word of it that the passage names alone as a person ("Jarlskog" of "Cecilia Jarlskog").
+Pure functions of the passage's sentences and the names found in them.
 """
 
 from __future__ import annotations
@@ -131,9 +134,8 @@ def qualifier_type(title: str) -> str | None:
     return LOCATION if qualifier in _regions() and not office else None
 
 
-_EVENT_TITLE = re.compile(
-    rf"^(?:\d{{4}}|\d+(?:st|nd|rd|th)) .*\b(?:{'|'.join(sorted(EVENT_SUFFIXES))})$"
-)
+_EVENT_KINDS = "|".join(sorted(EVENT_SUFFIXES))
+_EVENT_TITLE = re.compile(rf"^(?:\d{{4}}|\d+(?:st|nd|rd|th)) .*\b(?:{_EVENT_KINDS})$")
 """A title of one edition of an event, its year or ordinal first and its kind last: "2018
 Winter Olympics", "1999 Alfred Dunhill Cup", "38th Chess Olympiad"."""
 
