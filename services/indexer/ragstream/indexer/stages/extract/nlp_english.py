@@ -25,7 +25,6 @@ from ragstream.indexer.stages.extract.nlp_evidence import (
     DATELINE,
     context,
     intrinsic,
-    numbered,
     person_shaped,
 )
 from ragstream.indexer.stages.extract.nlp_junk import everyday_word
@@ -36,6 +35,7 @@ from ragstream.indexer.stages.extract.nlp_kinds import (
     qualifies_occupation,
     role,
 )
+from ragstream.indexer.stages.extract.nlp_runs import runs, sentence_initial, split_at_of
 from ragstream.indexer.stages.extract.nlp_spans import Span
 from ragstream.indexer.stages.extract.nlp_tokens import (
     NEXT_LOWERCASE_WORD,
@@ -79,7 +79,7 @@ class ChunkWords:
                     lowercase[token.text] += 1
                     continue
                 capitalized[token.text.lower()] += 1
-                if not _initial(sentence, token):
+                if not sentence_initial(sentence, token):
                     mid_capitalized.add(token.text)
         mainly = frozenset(w for w, n in lowercase.items() if n > capitalized[w])
         return cls(frozenset(lowercase), frozenset(mid_capitalized), mainly)
@@ -92,8 +92,8 @@ def latin_spans(sentence: str, words: ChunkWords, next_sentence: str = "") -> li
     sentence began with.
     """
     found: list[tuple[Span, bool]] = []
-    for run in _runs(sentence):
-        for part in _split_at_of(run, _modifier_after(sentence, run[-1].end)):
+    for run in runs(sentence):
+        for part in split_at_of(run, _modifier_after(sentence, run[-1].end)):
             result = _span(part, sentence, words)
             if result is not None:
                 found.append(result)
@@ -127,126 +127,6 @@ def _people(sentence: str, found: list[tuple[Span, bool]], next_sentence: str) -
     return people
 
 
-def _runs(sentence: str) -> list[list[Token]]:
-    runs: list[list[Token]] = []
-    current: list[Token] = []
-    for token in latin_tokens(sentence):
-        if current and not (_joined(sentence, current[-1], token) and _extends(current, token)):
-            runs.append(current)
-            current = []
-        opens = token.kind == "name" and not _opener(sentence, token)
-        if current or opens or _opens_initials(sentence, token):
-            current.append(token)
-        if token.possessive and current:
-            runs.append(current)
-            current = []
-    if current:
-        runs.append(current)
-    return runs
-
-
-def _joined(sentence: str, previous: Token, token: Token) -> bool:
-    gap = sentence[previous.end : token.start]
-    if previous.possessive:
-        return False
-    if gap == ". ":
-        # "I" after a name is its regnal number ("Lothair I. Charles the Bald ruled next")
-        initial = bool(lex.INITIALS.match(previous.text)) and previous.text != "I"
-        return previous.text in lex.ABBREVIATED_TITLES or initial
-    return gap in (" ", " & ")
-
-
-def _opens_initials(sentence: str, token: Token) -> bool:
-    """An initial followed by its period that may open a name ("H. G. Wells")."""
-    return token.kind == "letter" and sentence.startswith(". ", token.end)
-
-
-def _extends(run: list[Token], token: Token) -> bool:
-    joins = _JOINING_WORDS.get(token.text)
-    if joins is not None:
-        return joins(run)
-    last = run[-1]
-    if token.kind == "name":
-        return True
-    if token.kind == "number":
-        return last.kind in ("name", "letter")
-    if token.kind == "letter":
-        first_name = last.kind == "name" and last.text.isalpha() and last.text[1:].islower()
-        return first_name or last.kind == "letter"
-    regnal = last.text == "I" and len(run) > 1  # "Engelbert I of Berg"
-    # "François van der Merwe", "Atang de la Rama"; "of" has rules of its own (_split_at_of)
-    second = (
-        last.kind == "particle"
-        and "of" not in (last.text, token.text)
-        and len(run) > 1
-        and run[-2].kind == "name"
-    )
-    return token.kind == "particle" and (last.kind == "name" or regnal or second)
-
-
-def _regnal(run: list[Token]) -> bool:
-    """ "I" after a name is a regnal number, "Lothair I", not the pronoun."""
-    last = run[-1]
-    return last.kind == "name" and last.text[1:].islower() and not last.possessive
-
-
-def _for_joins(run: list[Token]) -> bool:
-    """ "for" after an institution or an honour: "Center for Wooden Boats", "Order of the
-    British Empire for Gallantry" (the head opens the run); trimmed when no name follows."""
-    last = run[-1]
-    headed = run[0].text in lex.FOR_HEADS and any(t.text == "of" for t in run)
-    return last.kind == "name" and (last.text in lex.FOR_HEADS or headed)
-
-
-def _the_joins(run: list[Token]) -> bool:
-    """An epithet, "Boso the Elder"; "Battle of the Somme", "Order of the Garter", "National
-    Endowment for the Arts"; trimmed when no name follows."""
-    last = run[-1]
-    epithet = len(run) == 1 and last.kind == "name"
-    one_word = len(run) == 2 and run[0].kind == "name"  # "Dissolution of the Monasteries"
-    of_the = len(run) >= 2 and last.text == "of" and (run[-2].text in lex.OF_HEADS or one_word)
-    return epithet or of_the or last.text == "for"
-
-
-_JOINING_WORDS = {"I": _regnal, "for": _for_joins, "the": _the_joins}
-"""Words that continue a run only after certain words before them."""
-
-
-def _split_at_of(run: list[Token], modifies: bool = False) -> list[list[Token]]:
-    """Keeps "of" inside a name after an institution word and before a non-institution
-    ("Institute of Ocean Sensing" is one name, "Lab of Northmere University" two), between
-    two single words, as in "Ermengarde of Tours" or "Bank of America", or "the" and one word
-    after the first ("Dissolution of the Monasteries", "Wars of the Roses") unless a word
-    that the last one qualifies follows the run (`modifies`: "the Mausoleum of the Račić
-    family"), or a royal title and a name or a name and its number before one ("Princess
-    Ileana of Romania", "Engelbert I of Berg"), and after a "for" ("National Commission for
-    the Development of Indigenous Peoples")."""
-    for index, token in enumerate(run):
-        if token.text != "of":
-            continue
-        left, right = run[:index], run[index + 1 :]
-        one_word = len(left) == 1 and left[0].text not in lex.TITLES
-        the_one = (
-            len(right) == 2
-            and right[0].text == "the"
-            and not modifies
-            and left[-1].text not in _RANKS_AND_ROLES
-        )
-        short_pair = len(right) == 1 and (one_word or _royal(left) or numbered(left))
-        titled = any(t.text == "for" for t in left)
-        joined = bool(left and right) and (
-            left[-1].text in lex.OF_HEADS or short_pair or (one_word and the_one) or titled
-        )
-        if not joined or right[-1].text in lex.OF_HEADS or right[-1].text in lex.ORG_SUFFIXES:
-            rest = right[1:] if right and right[0].text == "the" else right
-            return [part for part in (left, *_split_at_of(rest, modifies)) if part]
-    return [run]
-
-
-_RANKS_AND_ROLES = lex.NOBLE_TITLES | lex.ROYAL_TITLES | lex.OCCUPATIONS
-"""Words before "of the" that make a role, not a name ("Duke of the Franks")."""
-
-
 def _modifier_after(sentence: str, end: int) -> bool:
     """Whether a lowercase word other than a stopword follows `end` after one space: a noun
     the run's last word qualifies ("Račić family", "Lacon dynasty") or a verb."""
@@ -254,20 +134,9 @@ def _modifier_after(sentence: str, end: int) -> bool:
     return match is not None and match.group(1) not in _STOPWORDS
 
 
-def _royal(tokens: list[Token]) -> bool:
-    """A royal or noble title and one name ("Princess Ileana" of "Princess Ileana of
-    Romania")."""
-    return (
-        len(tokens) == 2
-        and tokens[0].text in lex.ROYAL_TITLES
-        and tokens[1].kind == "name"
-        and tokens[1].text not in lex.TITLE_AFTER
-    )
-
-
 def _span(tokens: list[Token], sentence: str, words: ChunkWords) -> tuple[Span, bool] | None:
     """The name of a run, and whether it is shaped like a person's name."""
-    initial = _initial(sentence, tokens[0])
+    initial = sentence_initial(sentence, tokens[0])
     head_of = len(tokens) > 1 and tokens[0].text in lex.OF_HEADS and tokens[1].text == "of"
     common = _common(tokens[0].text, words)
     if initial and tokens[0].kind == "name" and common and not head_of:
@@ -377,11 +246,6 @@ def _trailing_noise(token: Token, sentence: str) -> bool:
     return token.kind == "number" and bool(DATE_AFTER.match(sentence[token.end :]))
 
 
-def _initial(sentence: str, token: Token) -> bool:
-    """First word of a sentence written in a Latin script (no word or ideograph before it)."""
-    return not _WORDISH.search(sentence[: token.start]) and not _has_han(sentence)
-
-
 _QUOTATION_OPENS = re.compile(r"(?:^|[\s,:])[\"“]\s?$")
 """An opening double quote just before, after a space, a comma, a colon or nothing."""
 
@@ -391,23 +255,11 @@ def _opens_quotation(sentence: str, token: Token) -> bool:
     return bool(_QUOTATION_OPENS.search(sentence[: token.start]))
 
 
-def _has_han(text: str) -> bool:
-    return any("\u3400" <= char <= "\u9fff" or "\uf900" <= char <= "\ufaff" for char in text)
-
-
 def _common(word: str, words: ChunkWords) -> bool:
     """A capitalized everyday word: a stopword, or a word the chunk also writes in lowercase."""
     lower = word.lower()
     capitalized = word[0].isupper() and not any(char.isupper() for char in word[1:])
     return capitalized and (lower in _STOPWORDS or lower in words.lowercase)
-
-
-def _opener(sentence: str, token: Token) -> bool:
-    """An everyday word and "the" opening the sentence ("Following the Dissolution of the
-    Monasteries", unlike "Boso the Elder"): no name's first word, so the name after it is
-    read whole."""
-    opens = token.kind == "name" and sentence.startswith(" the ", token.end)
-    return opens and _initial(sentence, token) and everyday_word(token.text)
 
 
 def _code(word: str) -> bool:
