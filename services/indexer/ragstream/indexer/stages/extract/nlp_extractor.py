@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Sequence, Set
 from dataclasses import dataclass, field
 
 from ragstream.common.models import relation_key
@@ -107,6 +107,8 @@ class NLPExtractor:
 class _Names:
     """The names a chunk mentions: spelling per key, type evidence, aliases."""
 
+    words: ChunkWords
+    """What the chunk says about capitalization (words it writes in lowercase, and mainly so)."""
     spelling: dict[str, str] = field(default_factory=dict)
     evidence: dict[str, frozenset[str]] = field(default_factory=dict)
     aliases: list[tuple[str, str]] = field(default_factory=list)
@@ -114,10 +116,6 @@ class _Names:
     """Every spelling seen -> its key."""
     title: str | None = None
     """The key of the chunk's title line, when it names the chunk's subject."""
-    lowercase: frozenset[str] = frozenset()
-    """Words the chunk writes in lowercase."""
-    mainly_lowercase: frozenset[str] = frozenset()
-    """Words the chunk writes in lowercase more often than capitalized."""
 
 
 @dataclass
@@ -142,7 +140,11 @@ def extract_offline(text: str, tagger: NameTagger | None = None) -> ExtractionRe
     if tags is not None:
         votes = model_votes(tags)
         dropped = not_names(
-            names.spelling, names.evidence, votes, names.lowercase, names.mainly_lowercase
+            names.spelling,
+            names.evidence,
+            votes,
+            names.words.lowercase,
+            names.words.mainly_lowercase,
         )
         _drop(names, [key for key in dropped if key != names.title])
         # A name the rules read as a concept (an honour's) takes no type from the model.
@@ -176,7 +178,7 @@ def _discover(sentences: Sequence[str], first_line: str) -> _Names:
     words = ChunkWords.of(sentences)
     tokens = [han_tokens(sentence) for sentence in sentences]
     repeated = repeated_nouns(tokens)
-    names = _Names(lowercase=words.lowercase, mainly_lowercase=words.mainly_lowercase)
+    names = _Names(words)
     following = [*sentences[1:], ""][: len(sentences)]
     for sentence, sentence_tokens, after in zip(sentences, tokens, following, strict=True):
         spans = non_overlapping(
@@ -190,7 +192,7 @@ def _discover(sentences: Sequence[str], first_line: str) -> _Names:
             key = entity_key(span.name)
             names.spelling.setdefault(key, span.name)
             names.variants.setdefault(span.name, key)
-            names.evidence[key] = names.evidence.get(key, frozenset()) | span.evidence
+            _add_evidence(names, key, span.evidence)
         names.aliases.extend(
             (entity_key(a), entity_key(b)) for a, b in alias_pairs(sentence, spans)
         )
@@ -201,14 +203,13 @@ def _discover(sentences: Sequence[str], first_line: str) -> _Names:
         names.spelling[key] = line.name
         names.variants[line.name] = key
         kind = qualifier_type(line.name) or title_event(line.name)
-        if kind is not None:
-            names.evidence[key] = names.evidence.get(key, frozenset()) | {kind}
+        _add_evidence(names, key, {kind} if kind else set())
         head = line.head
         if head is not None and entity_key(head) != key:
             # "Redmond" of "Redmond, Utah": how the passage names its subject
             evidence = names.evidence.get(entity_key(head), frozenset())
             _drop(names, [entity_key(head)])
-            names.evidence[key] = names.evidence.get(key, frozenset()) | evidence
+            _add_evidence(names, key, evidence)
             names.variants[head] = key
     _define_subject(names, sentences, title)
     _split_compounds(names)
@@ -229,6 +230,10 @@ def _adopt(names: _Names, spellings: Iterable[str]) -> None:
         key = entity_key(spelling)
         names.spelling.setdefault(key, spelling)
         names.variants.setdefault(spelling, key)
+
+
+def _add_evidence(names: _Names, key: str, kinds: Set[str]) -> None:
+    names.evidence[key] = names.evidence.get(key, frozenset()) | kinds
 
 
 def _drop(names: _Names, keys: Iterable[str]) -> None:
@@ -256,7 +261,7 @@ def _define_subject(names: _Names, sentences: Sequence[str], title: str | None) 
     if title is not None and definition == title:
         definition = " ".join(body[:3])
     kind = subject_type(definition)
-    names.evidence[key] = names.evidence.get(key, frozenset()) | ({kind} if kind else set())
+    _add_evidence(names, key, {kind} if kind else set())
     names.title = key
 
 
