@@ -147,6 +147,17 @@ def test_a_lone_word_the_chunk_also_writes_in_lowercase_goes_unless_the_model_na
     assert not_names({two: "Breaststroke Final"}, {two: frozenset()}, {}, lowercase) == []
 
 
+def test_the_models_name_after_an_english_prefix_is_the_name_the_rules_find() -> None:
+    # The model reads "post-World War II" and "non-NATO" whole; the rules find "World War II"
+    # and "NATO" there: the model's types reach those names.
+    tags = tagger().tag(["He served in the post-World War II era.", "It joined non-NATO states."])
+    assert {"World War II", "NATO"} <= {tag.name for tag in tags}
+    text = "He served in the post-World War II era. It joined the non-NATO states."
+    types = {e.name: e.type for e in extract_offline(text, tagger()).entities}
+    assert types["World War II"] == "event"
+    assert types["NATO"] == "organization"
+
+
 def test_a_lone_word_the_chunk_writes_mostly_in_lowercase_goes_whatever_the_model_says() -> None:
     # The model reads the one capitalized "Sarsuela" as a person; the chunk writes the genre
     # in lowercase three times. "Imperial" and "Euro" likewise; "Time", quoted, is a title.

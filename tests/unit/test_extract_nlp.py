@@ -660,6 +660,21 @@ def test_an_adjective_made_of_a_name_names_the_name_alone() -> None:
     assert [name for name in names if "-born" in name or "-based" in name or "-lang" in name] == []
 
 
+def test_an_english_prefix_or_a_glued_word_before_a_name_is_no_part_of_it() -> None:
+    names = offline_names(
+        "In the post-World War II era the ex-King Valdemar met then-General Eisenhower. "
+        "Spencer Krug joined the non-NATO states in mid-September 1951. Filmography: Le Crime "
+        "de Monsieur Lange, Nom de plumeJacques Lecoutier, Les Enfants du Paradis. Anna Berg "
+        "starred in ordinaManhunt. Gilbert fitzBaderon sold iHeartMedia stock to the "
+        "al-Mu'tasim Trust."
+    )
+    assert {"World War II", "Valdemar", "Eisenhower", "NATO", "Les Enfants du Paradis"} <= names
+    assert {"Gilbert fitzBaderon", "iHeartMedia", "al-Mu'tasim Trust"} <= names
+    assert not [name for name in names if name.startswith(("post-", "ex-", "then-", "non-"))]
+    assert not [name for name in names if "plume" in name or "ordina" in name]
+    assert not [name for name in names if "September" in name]
+
+
 def test_a_royal_named_by_a_place_is_one_person_with_a_title_or_a_number() -> None:
     result = extract_offline(
         "Juan Carlos married Princess Sophia of Greece and Denmark in Athens. Archduke Anton "

@@ -34,6 +34,7 @@ from ragstream.indexer.stages.extract.nlp_lexicon import (
     PRODUCT,
     TYPE_PRIORITY,
 )
+from ragstream.indexer.stages.extract.nlp_tokens import head_cut
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -113,7 +114,7 @@ class SpacyTagger:
                 tags.append(Tag(ent.text, GROUP))
             elif ent.label_ in LABEL_TYPES:
                 name = _POSSESSIVE.sub("", _LEADING_ARTICLE.sub("", ent.text)).strip()
-                name = _LAST_PERIOD.sub("", name)  # as the rules write it
+                name = _LAST_PERIOD.sub("", name[head_cut(name) :])  # as the rules write it
                 if name:
                     tags.append(Tag(name, LABEL_TYPES[ent.label_]))
         return tags

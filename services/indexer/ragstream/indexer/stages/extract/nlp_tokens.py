@@ -3,7 +3,10 @@
 A token is a word, a number, an initial or a name particle ("van", "de"), with its offsets;
 a possessive "'s" is cut off and remembered, since a run of name words ends there, and so
 is the lowercase end of an adjective made of a name ("Bronx-born", "Oscar-winning",
-"English-language", "London-based": the name is "Bronx", "Oscar", ...). A month is no name
+"English-language", "London-based": the name is "Bronx", "Oscar", ...), an English prefix
+before a name ("post-World War II", "ex-King Valdemar", "mid-September": the name begins
+after it) and the lowercase word before a name that a list run together lost its space to
+("kjærtegnDeath", "plumeJacques Lecoutier"). A month is no name
 word, except as a given name: right before a name word and after no number ("Jan Garbarek",
 "June Allyson", "Karl August Wittfogel"; not "13 May Salandra", "In March Napoleon" or "May
 Fourth").
@@ -29,6 +32,16 @@ _ADJECTIVE_END = re.compile(
 """A participle ("-based", "-winning"; too long for a hyphenated given name's second
 syllable, as in "Chan-wook" or "Kwok-ming") or a noun that makes an adjective, with the
 lowercase words before it ("Lord-in-waiting" is "Lord")."""
+_PREFIX = re.compile(
+    r"^(?:(?:made-for|pre|post|non|anti|pro|ex|mid|early|late|half|inter|then|fellow|neo|pan"
+    r"|co|all|ultra|semi|sub|trans|counter|cross|multi|quasi|pseudo|over|under)-)+(?=[A-Z])"
+)
+"""English prefixes; not the particles that begin Arabic or Hebrew names ("al-", "ha-")."""
+_GLUED_MIN = 3
+"""Lowercase letters before a capital that make a word of their own ("iHeartMedia", "eBay"
+and "kWh" are one word each)."""
+_GLUED_NAMES = ("fitz",)
+"""Lowercase heads that belong to the name ("Gilbert fitzBaderon")."""
 YEAR = re.compile(r"^(?:19|20)\d\d$")
 NEXT_LOWERCASE_WORD = re.compile(r" ([a-z][a-z'-]*)\b")
 """A lowercase word after one space, matched at a name's end: the noun it qualifies or a
@@ -54,15 +67,29 @@ class Token:
 def latin_tokens(sentence: str) -> list[Token]:
     found: list[Token] = []
     for match in _TOKEN.finditer(sentence):
-        text, end = match.group(), match.end()
+        text, start, end = match.group(), match.start(), match.end()
+        head = head_cut(text)
+        text, start = text[head:], start + head
         possessive = bool(_POSSESSIVE.search(text)) and len(text) > 2
         if possessive:
             text, end = text[:-2], end - 2
         adjective = _ADJECTIVE_END.search(text)
         if adjective is not None:
             text, end = text[: adjective.start()], end - len(text) + adjective.start()
-        found.append(Token(text, match.start(), end, _kind(text), possessive))
+        found.append(Token(text, start, end, _kind(text), possessive))
     return _given_names(sentence, found)
+
+
+def head_cut(text: str) -> int:
+    """How many leading characters of a word (or of a name the model found) are a prefix or
+    a glued word, not part of the name."""
+    prefix = _PREFIX.match(text)
+    if prefix is not None:
+        return prefix.end()
+    capital = next((i for i, char in enumerate(text) if char.isupper()), 0)
+    head, rest = text[:capital], text[capital + 1 : capital + 2]
+    glued = capital >= _GLUED_MIN and head.isalpha() and head.islower() and rest.islower()
+    return capital if glued and not head.startswith(_GLUED_NAMES) else 0
 
 
 def _given_names(sentence: str, tokens: list[Token]) -> list[Token]:
