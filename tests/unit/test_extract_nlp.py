@@ -628,6 +628,17 @@ def test_two_particles_in_a_row_and_arabic_and_gaelic_particles_stay_inside_name
     assert offline_names("He studied with Ludwig van and left.") == {"Ludwig"}
 
 
+def test_a_spanish_title_is_read_whole_through_three_particles_in_a_row() -> None:
+    names = offline_names(
+        "In 2014, he works with Azteca in Así en el Barrio como en el Cielo. She was the "
+        "Duchess of Medina de las Torres. Fulgencio Batista y Zaldívar led Cuba."
+    )
+    assert {"Así en el Barrio como en el Cielo", "Medina de las Torres"} <= names
+    assert not names & {"Así", "Barrio", "Cielo", "Medina", "Torres"}
+    # "y" joins two surnames as often as two people: no particle.
+    assert "Fulgencio Batista" in names
+
+
 def test_a_title_in_sentence_case_is_the_subject_its_definition_opens_with() -> None:
     film = (
         "El Cielo en las manos\n\nEl Cielo en las manos is a 1950 Argentine film directed "

@@ -97,10 +97,14 @@ INITIALS = re.compile(r"^[A-Z](?:\.[A-Z])*$")
 nor the name ("George T. Solomon", "J.R.R. Tolkien")."""
 
 NAME_PARTICLES = _words(
-    "of van von de der den des da das dos di du del della la le los zu ter bin bint ibn mac"
+    "of van von de der den des da das dos di du del della la le los las el en como zu ter bin"
+    " bint ibn mac"
 )
 """Lowercase words allowed inside a name ("Institute of Ocean Sensing", "Ludwig van ...",
-"Zayed bin Sultan", "Conchobar mac Nessa"); two in a row too ("van der", "de la")."""
+"Zayed bin Sultan", "Conchobar mac Nessa", "Medina de las Torres"); up to three in a row
+("van der", "de la", "Así en el Barrio como en el Cielo"). Not Spanish "y": it joins a
+person's two surnames ("Fulgencio Batista y Zaldívar") as often as two people or two
+papers, and the person's name then goes untyped where the model reads "Fulgencio Batista"."""
 PATRONYMICS = _words("bin bint ibn mac")
 """Particles that say "son of" or "daughter of": a name with one inside is a person's."""
 

@@ -65,14 +65,27 @@ def _extends(run: list[Token], token: Token) -> bool:
         first_name = last.kind == "name" and last.text.isalpha() and last.text[1:].islower()
         return first_name or last.kind == "letter"
     regnal = last.text == "I" and len(run) > 1  # "Engelbert I of Berg"
-    # "François van der Merwe", "Atang de la Rama"; "of" has rules of its own (split_at_of)
-    second = (
+    # "François van der Merwe", "Atang de la Rama", "Así en el Barrio como en el Cielo": up to
+    # three particles in a row after a name; "of" has rules of its own (split_at_of)
+    particles = _trailing_particles(run)
+    more = (
         last.kind == "particle"
         and "of" not in (last.text, token.text)
-        and len(run) > 1
-        and run[-2].kind == "name"
+        and particles < _MOST_PARTICLES
+        and run[-particles - 1].kind == "name"
     )
-    return token.kind == "particle" and (last.kind == "name" or regnal or second)
+    return token.kind == "particle" and (last.kind == "name" or regnal or more)
+
+
+_MOST_PARTICLES = 3
+
+
+def _trailing_particles(run: list[Token]) -> int:
+    """How many particles end the run (a run opens at a name, so fewer than its length)."""
+    count = 0
+    while count < len(run) and run[-count - 1].kind == "particle":
+        count += 1
+    return count
 
 
 def _regnal(run: list[Token]) -> bool:
