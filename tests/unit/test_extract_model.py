@@ -158,6 +158,13 @@ def test_the_models_name_after_an_english_prefix_is_the_name_the_rules_find() ->
     assert types["NATO"] == "organization"
 
 
+def test_the_models_name_without_an_infobox_label_is_the_name_the_rules_find() -> None:
+    text = "Selma Director Ava DuVernay Starring David Oyelowo Released 2014 Genre Drama."
+    assert "Starring David Oyelowo" not in {tag.name for tag in tagger().tag([text])}
+    types = {e.name: e.type for e in extract_offline(text, tagger()).entities}
+    assert types["David Oyelowo"] == "person"
+
+
 def test_a_lone_word_the_chunk_writes_mostly_in_lowercase_goes_whatever_the_model_says() -> None:
     # The model reads the one capitalized "Sarsuela" as a person; the chunk writes the genre
     # in lowercase three times. "Imperial" and "Euro" likewise; "Time", quoted, is a title.

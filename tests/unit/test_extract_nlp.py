@@ -628,6 +628,17 @@ def test_two_particles_in_a_row_and_arabic_and_gaelic_particles_stay_inside_name
     assert offline_names("He studied with Ludwig van and left.") == {"Ludwig"}
 
 
+def test_an_infobox_run_into_one_line_gives_its_values_without_their_labels() -> None:
+    names = offline_names(
+        "Oshman's Sporting Goods Type Subsidiary Industry Retail Fate Dissolved Founders John "
+        "Watts Founded 1931 Headquarters Houston Website oshmans.com. Selma Director Ava "
+        "DuVernay Starring David Oyelowo Released 2014 Genre Drama."
+    )
+    assert {"John Watts", "David Oyelowo"} <= names
+    labels = {"Starring", "Founded", "Founders", "Released", "Genre", "Website", "Dissolved"}
+    assert not [name for name in names if set(name.split()) & labels]
+
+
 def test_a_spanish_title_is_read_whole_through_three_particles_in_a_row() -> None:
     names = offline_names(
         "In 2014, he works with Azteca in Así en el Barrio como en el Cielo. She was the "

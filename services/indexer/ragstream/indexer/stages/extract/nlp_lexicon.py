@@ -32,11 +32,19 @@ BEFORE_A_DATE = _words(
     before after this that each every"""
 )
 """Words before a month that make it one ("in March", "since June"), not a given name."""
-BREAKS = MONTHS | _words(
-    """Monday Tuesday Wednesday Thursday Friday Saturday Sunday
-    EUR USD GBP NOK SEK DKK CHF JPY CNY RMB CAD AUD I"""
+FIELD_LABELS = _words("Starring Website Genre Founders Founded Released Dissolved")
+"""Labels of an infobox's fields, in a passage that runs its table into one line ("Gart
+Sports Founded 1928 Headquarters Houston", "Starring David Oyelowo"): never a name's word."""
+BREAKS = (
+    MONTHS
+    | FIELD_LABELS
+    | _words(
+        """Monday Tuesday Wednesday Thursday Friday Saturday Sunday
+        EUR USD GBP NOK SEK DKK CHF JPY CNY RMB CAD AUD I"""
+    )
 )
-"""Capitalized tokens that are never part of a name (a date or an amount follows them)."""
+"""Capitalized tokens that are never part of a name (a date or an amount follows them, or
+they label a field)."""
 
 TITLES = _words(
     """Mr Mrs Ms Mx Dr Prof Professor Sir Dame Lord Lady President Chairman Chairwoman Chief

@@ -26,6 +26,7 @@ from ragstream.indexer.stages.extract.nlp_junk import mostly_lowercase
 from ragstream.indexer.stages.extract.nlp_lexicon import (
     CONCEPT,
     EVENT,
+    FIELD_LABELS,
     GROUP_QUALIFIERS,
     GROUP_WORDS,
     LOCATION,
@@ -114,10 +115,21 @@ class SpacyTagger:
                 tags.append(Tag(ent.text, GROUP))
             elif ent.label_ in LABEL_TYPES:
                 name = _POSSESSIVE.sub("", _LEADING_ARTICLE.sub("", ent.text)).strip()
-                name = _LAST_PERIOD.sub("", name[head_cut(name) :])  # as the rules write it
+                name = _LAST_PERIOD.sub("", _unlabelled(name[head_cut(name) :]))
                 if name:
                     tags.append(Tag(name, LABEL_TYPES[ent.label_]))
         return tags
+
+
+def _unlabelled(name: str) -> str:
+    """The name without a field's label before or after it ("Starring David Oyelowo"), as
+    the rules write it."""
+    words = name.split(" ")
+    while words and words[0] in FIELD_LABELS:
+        words = words[1:]
+    while words and words[-1] in FIELD_LABELS:
+        words = words[:-1]
+    return " ".join(words)
 
 
 @cache
