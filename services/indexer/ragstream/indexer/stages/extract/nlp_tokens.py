@@ -83,6 +83,8 @@ def latin_tokens(sentence: str) -> list[Token]:
 def head_cut(text: str) -> int:
     """How many leading characters of a word (or of a name the model found) are a prefix or
     a glued word, not part of the name."""
+    if not text[:1].islower() or text.islower():  # most words: nothing to cut
+        return 0
     prefix = _PREFIX.match(text)
     if prefix is not None:
         return prefix.end()
