@@ -9,15 +9,25 @@ from pathlib import Path
 
 from ragstream.cli.communities import request_rebuild
 from ragstream.cli.demo_data import CORPUS
-from ragstream.common.events import DocumentChange
-from ragstream.common.models import Collection, SearchFilter, split_relation_key
+from ragstream.common.events import DocumentChange, MergeKey
+from ragstream.common.models import (
+    Collection,
+    GraphEdge,
+    GraphNode,
+    SearchFilter,
+    relation_key,
+    split_relation_key,
+)
+from ragstream.common.registry import open_backends
 from ragstream.common.text.analyzer import analyze
 from ragstream.indexer.communities.leiden import LeidenParams
 from ragstream.indexer.communities.maintain import rebuild
 from ragstream.indexer.communities.modularity import modularity
 from ragstream.indexer.communities.partition import Partition
 from ragstream.indexer.communities.reports import CommunityContent, content_key
-from ragstream.indexer.stages.communities import partition_of, read_graph
+from ragstream.indexer.stages.communities import CommunityMaintainer, partition_of, read_graph
+from ragstream.indexer.stages.community_reports import ExtractiveReportWriter
+from ragstream.indexer.stages.community_write import CommunityWriter
 from tests.support.pipeline import Pipeline, embedded_settings, running_pipeline
 
 WS = "comm"
@@ -190,3 +200,38 @@ async def test_editing_a_paragraph_rewrites_only_the_reports_of_what_changed(
     # a report is rewritten only where the members, a member or a relation among them changed
     assert all(c in regrouped or not edited.isdisjoint(members[c]) for c in rewritten)
     assert len(rewritten) < len(after)  # not every report
+
+
+def _node(key: str) -> GraphNode:
+    return GraphNode(key, key.title(), "person", f"{key} is someone.", ("c1",), ("d1",))
+
+
+def _edge(a: str, b: str) -> GraphEdge:
+    return GraphEdge(a, b, "knows", f"{a} knows {b}.", 1.0, ("c1",), ("d1",))
+
+
+async def test_a_relation_written_before_its_entity_joins_the_communities_once_the_entity_is(
+    tmp_path: Path,
+) -> None:
+    """Stage 2's keys lie on different partitions, so a relation can be written before an
+    entity at one of its ends. Read then, the graph leaves the relation out (the community
+    graph's nodes are entities that exist); when the entity's key comes, its relations are
+    read again, and the communities are those of the whole graph as it now stands."""
+    settings = embedded_settings(tmp_path)
+    async with open_backends(settings) as backends:
+        stores = backends.stores
+        writer = CommunityWriter(
+            stores.graph, stores.communities, stores.search, backends.providers.embeddings,
+            ExtractiveReportWriter(),
+        )  # fmt: skip
+        step = CommunityMaintainer(stores.graph, stores.communities, writer, settings.communities)
+        await stores.graph.upsert_nodes(WS, [_node("ada"), _node("bob")])
+        await stores.graph.upsert_edges(WS, [_edge("ada", "bob"), _edge("ada", "cyd")])
+        keys = ("ada", "bob", relation_key("ada", "bob"), relation_key("ada", "cyd"))
+        await step.apply_batch([MergeKey(WS, key) for key in keys])
+        await stores.graph.upsert_nodes(WS, [_node("cyd")])
+        await step.apply_batch([MergeKey(WS, "cyd")])
+        graph = await read_graph(stores.graph, WS)
+        held = partition_of(await stores.communities.list(WS))
+    assert graph.nodes() == {"ada", "bob", "cyd"}
+    assert held.communities == rebuild(graph, PARAMS).communities

@@ -176,6 +176,11 @@ class CommunityMaintainer:
         present = {n.key for n in await self._graph.get_nodes(ws, entities)}
         gone = [key for key in entities if key not in present]
         changed: dict[Pair, float | None] = {pair(*p): edges.get(pair(*p)) for p in pairs}
+        # A present entity's relations are read whole: one written before the entity was
+        # (another partition's merge) was left out of every earlier read of the graph.
+        around = await self._graph.edges_of(ws, sorted(present))
+        changed |= {e: None for e in graph.weights if e[0] in present or e[1] in present}
+        changed |= {pair(e.source, e.target): e.weight for es in around.values() for e in es}
         gone_set = set(gone)
         moved = {n for e in graph.weights if e[0] in gone_set or e[1] in gone_set for n in e}
         moved |= gone_set
