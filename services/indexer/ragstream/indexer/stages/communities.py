@@ -165,7 +165,8 @@ class CommunityMaintainer:
     async def _apply_changes(
         self, ws: str, graph: WeightedGraph, keys: set[str]
     ) -> tuple[set[str], set[str]]:
-        """Reads the touched relations and entities and applies them to `graph`. Returns
+        """Reads the touched relations and entities, each present entity with all of its
+        relations, and applies them to `graph`. Returns
         the entities to re-optimize around (both ends of every relation added, removed or
         reweighted, every entity gone and its neighbours) and the entities whose reports may
         have to change (those, every touched entity and both ends of every touched
