@@ -13,6 +13,7 @@ a seeded rebuild of its final graph. A benchmark, run on demand (about a minute 
 400 passages):
 
     .venv/bin/python -m tests.bench.bench_order [--limit 400] [--seeds 1 2] [--processes 2]
+        [--keep DIR]
 
 Printed per shuffled run: the records that differ in each store, and whether the stored
 communities are the rebuild's. On 2026-12-07 with 400 passages (2,239 entities, 3,319
@@ -124,7 +125,11 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=400)
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--processes", type=int, default=2)
+    parser.add_argument("--keep", type=Path, default=None, help="keep the runs' data here")
     args = parser.parse_args()
+    if args.keep is not None:
+        asyncio.run(bench(args.data, args.limit, args.seeds, args.processes, args.keep))
+        return
     with tempfile.TemporaryDirectory() as tmp:
         asyncio.run(bench(args.data, args.limit, args.seeds, args.processes, Path(tmp)))
 

@@ -3,21 +3,42 @@ whatever the order of the events, and split again when their evidence is deleted
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import random
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from ragstream.common.config import QueryDefaults
-from ragstream.common.events import DocumentChange
-from ragstream.common.models import SearchFilter, relation_key
+from ragstream.common.events import DocumentChange, MergeKey
+from ragstream.common.models import (
+    Chunk,
+    Collection,
+    Mention,
+    MentionKind,
+    SearchFilter,
+    SearchRecord,
+    relation_key,
+)
+from ragstream.common.providers.embedding import Embedder
 from ragstream.common.providers.scheduler import Priority
+from ragstream.common.providers.vectors import Matrix
+from ragstream.common.registry import open_backends
+from ragstream.common.storage.protocols import Stores
+from ragstream.common.text.analyzer import analyze
 from ragstream.common.timing import StageTimer
+from ragstream.indexer.resolution.evidence import SameAs, ledger_rows
+from ragstream.indexer.resolution.resolver import Resolver
 from ragstream.indexer.stages.extract.parser import COMPLETION_MARKER, TUPLE_DELIMITER
+from ragstream.indexer.stages.merge import GraphMerger
+from ragstream.indexer.stages.resolve import ResolvedMerge
+from ragstream.indexer.stages.summarize import TruncatingSummarizer
 from ragstream.query.graph_api import GraphReader, NotFound
 from ragstream.query.main import build_engine
 from ragstream.query.transport.convert import query_options
@@ -285,3 +306,101 @@ async def test_offline_keywords_find_a_group_by_any_of_its_names(tmp_path: Path)
         found = await _local(pipeline, "Where did International Business Machines open a lab?")
     # The group is named IBM; the question names its alias, which is the keyword.
     assert "International Business Machines" in found.keywords.low
+
+
+class _HeldEmbedder:
+    """The embedder of one stage-2 merger whose first call waits until released: its batch
+    is planned, then held before its writes while another merger runs."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self._inner = inner
+        self.entered = asyncio.Event()
+        self.release = asyncio.Event()
+        self.name, self.dimensions, self.languages = inner.name, inner.dimensions, inner.languages
+
+    async def embed(self, texts: Sequence[str]) -> Matrix:
+        self.entered.set()
+        await self.release.wait()
+        return await self._inner.embed(texts)
+
+    async def close(self) -> None:
+        await self._inner.close()
+
+
+async def _said(stores: Stores, chunk_id: str, text: str, mentions: list[Mention]) -> None:
+    """A chunk of its own document with its mentions in the ledger (as stage 1 leaves it)."""
+    doc = f"doc-{chunk_id}"
+    record = SearchRecord(chunk_id, WS, text, tuple(analyze(text)), np.ones(64, np.float32), (doc,))
+    await stores.search.upsert(Collection.CHUNKS, [record])
+    await stores.mentions.replace_chunk_mentions(
+        WS, chunk_id, [replace(m, chunk_id=chunk_id, doc_id=doc) for m in mentions]
+    )
+
+
+def _entity(key: str, name: str) -> Mention:
+    return Mention(WS, "", "", MentionKind.ENTITY, key, name, type="person", description=name)
+
+
+async def test_a_relation_merged_while_its_end_joins_a_group_is_merged_again(
+    tmp_path: Path,
+) -> None:
+    """Two stage-2 consumers: one plans the relation juche / kim il sung while Kim Il Sung
+    is alone, and is held before its writes; meanwhile a new chunk says "Kim Il Sung" and
+    "Kim Il-sung" are one, and the other merges that group. The held batch then writes the
+    relation under the key its end no longer has; checking the groups after its writes, it
+    publishes the relation again, and merging what it published re-points the relation to
+    the group's canonical key. Before, nothing published it again: the relation stayed
+    under the old key, or (the node gone with its edges) vanished."""
+    raw = relation_key("juche", "kim il sung")
+    settings = embedded_settings(tmp_path)
+    async with open_backends(settings) as backends:
+        stores = backends.stores
+        relation = Mention(
+            WS, "", "", MentionKind.RELATION, raw, source="juche", target="kim il sung",
+            description="Juche honours Kim Il Sung.", keywords="honours",
+        )  # fmt: skip
+        mentions = [_entity("juche", "Juche"), _entity("kim il sung", "Kim Il Sung"), relation]
+        await _said(stores, "c1", "Juche honours Kim Il Sung.", mentions)
+        published: list[str] = []
+
+        async def follow_ups(ws: str, keys: set[str]) -> None:
+            published.extend(sorted(keys))
+
+        def merger(embedder: Embedder) -> GraphMerger:
+            resolver = Resolver(stores.mentions, stores.search)
+            return GraphMerger(
+                stores.mentions, stores.search, stores.graph, embedder, TruncatingSummarizer(),
+                resolution=ResolvedMerge(resolver, stores.search, stores.graph),
+                follow_ups=follow_ups,
+            )  # fmt: skip
+
+        embedder = backends.providers.embeddings
+        await merger(embedder).apply_batch([MergeKey(WS, k) for k in ("juche", "kim il sung")])
+        held = _HeldEmbedder(embedder)
+        planned = asyncio.create_task(merger(held).apply_batch([MergeKey(WS, raw)]))
+        await held.entered.wait()
+        text = "Kim Il-sung, also written Kim Il Sung, founded the state."
+        chunk = Chunk("c2", WS, "doc-c2", text, 12, 0)
+        evidence = ledger_rows(chunk, [SameAs("kim il sung", "kim il-sung", "name")])
+        await _said(stores, "c2", text, [_entity("kim il-sung", "Kim Il-sung"), *evidence])
+        await merger(embedder).apply_batch(
+            [MergeKey(WS, k) for k in ("kim il sung", "kim il-sung")]
+        )
+        published.clear()
+        held.release.set()
+        await planned
+        assert raw in published
+        for _ in range(5):  # what the batches publish, merged until nothing more is
+            if not published:
+                break
+            keys = sorted(set(published))
+            published.clear()
+            await merger(embedder).apply_batch([MergeKey(WS, k) for k in keys])
+        assert not published
+        nodes = {n.key for n in await stores.graph.get_nodes(WS, ["kim il sung", "kim il-sung"])}
+        assert len(nodes) == 1  # the group's canonical entity alone
+        (canonical,) = nodes
+        edges = await stores.graph.get_edges(
+            WS, [("juche", "kim il sung"), ("juche", "kim il-sung")]
+        )
+        assert [(e.source, e.target) for e in edges] == [("juche", canonical)]

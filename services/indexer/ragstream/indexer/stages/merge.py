@@ -37,7 +37,7 @@ from ragstream.common.models import (
 from ragstream.common.providers.embedding import Embedder
 from ragstream.common.storage.protocols import GraphStore, MentionStore, SearchStore
 from ragstream.common.telemetry import annotate, own, span
-from ragstream.indexer.resolution.resolver import Resolver
+from ragstream.indexer.resolution.resolver import Resolved, Resolver
 from ragstream.indexer.stages.merge_records import Aliases, Merged, embedding_text, merged
 from ragstream.indexer.stages.resolve import KeyPlan, ResolvedMerge
 from ragstream.indexer.stages.summarize import Summarizer
@@ -93,19 +93,20 @@ class GraphMerger:
         for workspace, keys in by_workspace.items():
             await self._merge_workspace(workspace, keys)
 
-    async def _plans(self, ws: str, keys: list[str]) -> dict[str, KeyPlan]:
+    async def _plans(self, ws: str, keys: list[str]) -> tuple[dict[str, KeyPlan], Resolved | None]:
         """Each key's mentions: its own live ones, or its group's when resolution is on (whose
-        follow-up keys are published before any write: see stages/resolve.py)."""
+        follow-up keys are published before any write: see stages/resolve.py), with the
+        groups they rest on."""
         if self._resolution is None:
             live = await self._resolver.live(ws, keys)
-            return {key: KeyPlan(live.get(key, [])) for key in keys}
+            return {key: KeyPlan(live.get(key, [])) for key in keys}, None
         batch = await self._resolution.plan(ws, keys)
         if batch.follow_ups and self._follow_ups is not None:
             await self._follow_ups(ws, batch.follow_ups)
-        return batch.keys
+        return batch.keys, batch.resolved
 
     async def _merge_workspace(self, ws: str, keys: dict[str, otel_context.Context | None]) -> None:
-        plans = await self._plans(ws, list(keys))
+        plans, resolved = await self._plans(ws, list(keys))
         cfg = self._cfg
         merges: list[Merged | None] = []
         summaries: dict[int, tuple[Draft, Aliases, otel_context.Context | None]] = {}
@@ -131,6 +132,12 @@ class GraphMerger:
         gone = [key for key, m in zip(keys, merges, strict=True) if m is None]
         records = await self._embedded(ws, upserts)
         await self._write(ws, upserts, records, gone)
+        if resolved is not None and self._resolution is not None and self._follow_ups:
+            # Groups another batch changed while this one merged: merged again (the batch
+            # commits after this publish, so a crash before it replays the batch).
+            moved = await self._resolution.moved_since(ws, list(keys), resolved)
+            if moved:
+                await self._follow_ups(ws, moved)
 
     async def _summarized(
         self, ws: str, draft: Draft, aliases: Aliases, parent: otel_context.Context | None

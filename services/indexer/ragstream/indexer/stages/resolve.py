@@ -43,6 +43,8 @@ class KeyPlan:
 class BatchPlan:
     keys: dict[str, KeyPlan]
     follow_ups: set[str]
+    resolved: Resolved
+    """The groups the plan rests on, to check after the writes (`moved_since`)."""
 
 
 class ResolvedMerge:
@@ -54,13 +56,35 @@ class ResolvedMerge:
     async def plan(self, ws: str, keys: Sequence[str]) -> BatchPlan:
         entities = [k for k in keys if not is_relation_key(k)]
         relations = [k for k in keys if is_relation_key(k)]
-        ends = [e for k in relations for e in split_relation_key(k)]
-        resolved = await self._resolver.resolve(ws, [*entities, *ends], entities)
+        resolved = await self._resolve(ws, keys)
         plans = {k: _entity_plan(k, resolved) for k in entities}
         plans |= await self._relation_plans(ws, relations, resolved)
         follow_ups = await self._follow_ups(ws, plans, resolved)
         follow_ups.update(_repointed(relations, resolved))
-        return BatchPlan(plans, follow_ups - set(keys))
+        return BatchPlan(plans, follow_ups - set(keys), resolved)
+
+    async def moved_since(self, ws: str, keys: Sequence[str], before: Resolved) -> set[str]:
+        """The keys of a batch whose groups moved after its plan read them: an entity whose
+        group or canonical key changed, a relation one of whose ends did. Called after the
+        batch's writes, which followed the old groups; published again, those keys are
+        merged anew by their single writer. Another batch that changes a group finds the
+        records to fix in the stores, so a write in flight then, planned before the change
+        and landing after that batch looked, would otherwise stay stale (a relation kept
+        under a key its end no longer is canonical for)."""
+        now = await self._resolve(ws, keys)
+
+        def moved(entity: str) -> bool:
+            old, new = before.canonical(entity), now.canonical(entity)
+            return old != new or before.members(old) != now.members(new)
+
+        out = {k for k in keys if not is_relation_key(k) and moved(k)}
+        out |= {k for k in keys if is_relation_key(k) and any(map(moved, split_relation_key(k)))}
+        return out
+
+    async def _resolve(self, ws: str, keys: Sequence[str]) -> Resolved:
+        entities = [k for k in keys if not is_relation_key(k)]
+        ends = [e for k in keys if is_relation_key(k) for e in split_relation_key(k)]
+        return await self._resolver.resolve(ws, [*entities, *ends], entities)
 
     async def _relation_plans(
         self, ws: str, relations: list[str], resolved: Resolved
