@@ -370,7 +370,7 @@ async def test_a_relation_merged_while_its_end_joins_a_group_is_merged_again(
             resolver = Resolver(stores.mentions, stores.search)
             return GraphMerger(
                 stores.mentions, stores.search, stores.graph, embedder, TruncatingSummarizer(),
-                resolution=ResolvedMerge(resolver, stores.search, stores.graph),
+                resolution=ResolvedMerge(resolver, stores.search, stores.graph, concurrent=True),
                 follow_ups=follow_ups,
             )  # fmt: skip
 

@@ -140,7 +140,8 @@ def resolution(
         stores.mentions, stores.search, settings.resolution.max_group, check(settings, backends)
     )
     ledger = Ledger(stores.mentions, backends.bus.publisher, backends.topics.graph_merge)
-    return ResolvedMerge(resolver, stores.search, stores.graph), ledger.publish
+    concurrent = settings.bus.backend == "kafka" or settings.indexer.processes > 1
+    return ResolvedMerge(resolver, stores.search, stores.graph, concurrent), ledger.publish
 
 
 def check(settings: Settings, backends: Backends) -> Check | None:

@@ -132,11 +132,12 @@ class GraphMerger:
         gone = [key for key, m in zip(keys, merges, strict=True) if m is None]
         records = await self._embedded(ws, upserts)
         await self._write(ws, upserts, records, gone)
-        if resolved is not None and self._resolution is not None and self._follow_ups:
-            # Groups another batch changed while this one merged: merged again (the batch
-            # commits after this publish, so a crash before it replays the batch).
-            moved = await self._resolution.moved_since(ws, list(keys), resolved)
-            if moved:
+        resolution = self._resolution
+        if resolved is not None and resolution is not None and resolution.concurrent:
+            # Groups another consumer changed while this batch merged: merged again (the
+            # batch commits after this publish, so a crash before it replays the batch).
+            moved = await resolution.moved_since(ws, list(keys), resolved)
+            if moved and self._follow_ups is not None:
                 await self._follow_ups(ws, moved)
 
     async def _summarized(

@@ -48,10 +48,17 @@ class BatchPlan:
 
 
 class ResolvedMerge:
-    def __init__(self, resolver: Resolver, search: SearchStore, graph: GraphStore) -> None:
+    def __init__(
+        self, resolver: Resolver, search: SearchStore, graph: GraphStore, concurrent: bool = False
+    ) -> None:
+        """`concurrent`: other stage-2 consumers may merge while this one does (Kafka, or
+        more than one indexer process), so a batch checks its groups after its writes
+        (`moved_since`). One consumer alone merges its batches one after another: a batch
+        that changes a group then always finds the writes of the batches before it."""
         self._resolver = resolver
         self._search = search
         self._graph = graph
+        self.concurrent = concurrent
 
     async def plan(self, ws: str, keys: Sequence[str]) -> BatchPlan:
         entities = [k for k in keys if not is_relation_key(k)]
