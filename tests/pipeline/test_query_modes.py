@@ -17,7 +17,6 @@ from ragstream.common.config import QueryDefaults
 from ragstream.common.errors import BackendUnavailableError
 from ragstream.common.events import DocumentChange
 from ragstream.common.models import Collection, Hit, SearchFilter, SearchRecord
-from ragstream.common.providers.embedding import Embedder, Matrix
 from ragstream.common.providers.scheduler import Priority
 from ragstream.common.storage.protocols import SearchStore
 from ragstream.common.timing import StageTimer
@@ -26,6 +25,7 @@ from ragstream.query.main import build_engine
 from ragstream.query.transport.convert import query_options
 from ragstream.query.types import Mode, QueryInput, Retrieval
 from ragstream.v1 import query_pb2
+from tests.support.embedders import HeldEmbedder
 from tests.support.pipeline import Pipeline, embedded_settings, running_pipeline
 
 WS = "modes"
@@ -203,24 +203,6 @@ async def test_mix_searches_run_together_and_merge_in_a_fixed_order(tmp_path: Pa
     names = [name for name, _ in timer.items()]
     assert names.index("search_entities") < names.index("search_relations")
     assert names.index("search_relations") < names.index("search_chunks")
-
-
-class HeldEmbedder:
-    """An embedder whose calls wait for `release` (set) once they have been made."""
-
-    def __init__(self, inner: Embedder) -> None:
-        self._inner = inner
-        self.name, self.dimensions, self.languages = inner.name, inner.dimensions, inner.languages
-        self.called = asyncio.Event()
-        self.release = asyncio.Event()
-
-    async def embed(self, texts: Sequence[str]) -> Matrix:
-        self.called.set()
-        await self.release.wait()
-        return await self._inner.embed(texts)
-
-    async def close(self) -> None:
-        await self._inner.close()
 
 
 class LexicalSearches(TimedSearches):

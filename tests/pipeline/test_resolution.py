@@ -7,7 +7,6 @@ import asyncio
 import itertools
 import json
 import random
-from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -28,7 +27,6 @@ from ragstream.common.models import (
 )
 from ragstream.common.providers.embedding import Embedder
 from ragstream.common.providers.scheduler import Priority
-from ragstream.common.providers.vectors import Matrix
 from ragstream.common.registry import open_backends
 from ragstream.common.storage.protocols import Stores
 from ragstream.common.text.analyzer import analyze
@@ -45,6 +43,7 @@ from ragstream.query.transport.convert import query_options
 from ragstream.query.types import Mode, QueryInput
 from ragstream.testing.openai_server import OpenAITestServer
 from ragstream.v1 import query_pb2
+from tests.support.embedders import HeldEmbedder
 from tests.support.pipeline import Pipeline, embedded_settings, running_pipeline
 from tests.support.scripted_llm import passage_of
 
@@ -308,25 +307,6 @@ async def test_offline_keywords_find_a_group_by_any_of_its_names(tmp_path: Path)
     assert "International Business Machines" in found.keywords.low
 
 
-class _HeldEmbedder:
-    """The embedder of one stage-2 merger whose first call waits until released: its batch
-    is planned, then held before its writes while another merger runs."""
-
-    def __init__(self, inner: Embedder) -> None:
-        self._inner = inner
-        self.entered = asyncio.Event()
-        self.release = asyncio.Event()
-        self.name, self.dimensions, self.languages = inner.name, inner.dimensions, inner.languages
-
-    async def embed(self, texts: Sequence[str]) -> Matrix:
-        self.entered.set()
-        await self.release.wait()
-        return await self._inner.embed(texts)
-
-    async def close(self) -> None:
-        await self._inner.close()
-
-
 async def _said(stores: Stores, chunk_id: str, text: str, mentions: list[Mention]) -> None:
     """A chunk of its own document with its mentions in the ledger (as stage 1 leaves it)."""
     doc = f"doc-{chunk_id}"
@@ -376,9 +356,9 @@ async def test_a_relation_merged_while_its_end_joins_a_group_is_merged_again(
 
         embedder = backends.providers.embeddings
         await merger(embedder).apply_batch([MergeKey(WS, k) for k in ("juche", "kim il sung")])
-        held = _HeldEmbedder(embedder)
+        held = HeldEmbedder(embedder)
         planned = asyncio.create_task(merger(held).apply_batch([MergeKey(WS, raw)]))
-        await held.entered.wait()
+        await held.called.wait()
         text = "Kim Il-sung, also written Kim Il Sung, founded the state."
         chunk = Chunk("c2", WS, "doc-c2", text, 12, 0)
         evidence = ledger_rows(chunk, [SameAs("kim il sung", "kim il-sung", "name")])
