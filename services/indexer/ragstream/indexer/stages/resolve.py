@@ -78,7 +78,7 @@ class ResolvedMerge:
         records to fix in the stores, so a write in flight then, planned before the change
         and landing after that batch looked, would otherwise stay stale (a relation kept
         under a key its end no longer is canonical for)."""
-        now = await self._resolve(ws, keys)
+        now = await self._resolve(ws, keys, merging=False)
 
         def moved(entity: str) -> bool:
             old, new = before.canonical(entity), now.canonical(entity)
@@ -88,10 +88,15 @@ class ResolvedMerge:
         out |= {k for k in keys if is_relation_key(k) and any(map(moved, split_relation_key(k)))}
         return out
 
-    async def _resolve(self, ws: str, keys: Sequence[str]) -> Resolved:
+    async def _resolve(self, ws: str, keys: Sequence[str], merging: bool = True) -> Resolved:
+        """The groups around a batch's entities and its relations' ends. `merging`: the
+        batch's entities are about to be merged, so the resolver writes their name records
+        first and reads their mentions. The check after the writes only reads: the plan
+        wrote those names and only a key's own merge writes its name, and a key no evidence
+        touches is its own group whatever its mentions."""
         entities = [k for k in keys if not is_relation_key(k)]
         ends = [e for k in keys if is_relation_key(k) for e in split_relation_key(k)]
-        return await self._resolver.resolve(ws, [*entities, *ends], entities)
+        return await self._resolver.resolve(ws, [*entities, *ends], entities if merging else ())
 
     async def _relation_plans(
         self, ws: str, relations: list[str], resolved: Resolved
