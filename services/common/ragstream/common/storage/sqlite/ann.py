@@ -152,6 +152,11 @@ class ApproximateIndex:
                 hits = sorted(self._exact(q, present), key=lambda h: (-h[1], h[0]))[:limit]
         return [(pk, score) for pk, score in hits if score >= min_score]
 
+    def search_many(
+        self, queries: Sequence[FloatMatrix], allowed: IntArray | None, limit: int, min_score: float
+    ) -> list[list[tuple[int, float]]]:
+        return [self.search(query, allowed, limit, min_score) for query in queries]
+
     def _probed(
         self, q: FloatMatrix, limit: int, allowed: IntArray | None, share: float
     ) -> list[tuple[int, float]]:

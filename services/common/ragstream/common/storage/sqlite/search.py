@@ -324,7 +324,7 @@ class SqliteSearchStore:
             stored = search_rows.state(conn, collection, workspace)
             with self._lock(key):
                 index = self._current_index(conn, key, stored)
-                scored = [index.search(query, allowed, limit, min_score) for query in queries]
+                scored = index.search_many(queries, allowed, limit, min_score)
             # The snapshot's generation, not the matrix's (which a write of this instance
             # may have moved ahead of it).
             load = self._hit_loader(conn, key, stored[1])
