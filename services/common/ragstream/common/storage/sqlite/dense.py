@@ -233,7 +233,10 @@ class DenseIndex:
         block = np.stack([checked_query(query, self.dim) for query in queries])
         pks = self._pks[: self._size]
         matrix = self._matrix[: self._size]
-        rows = None if allowed is None else np.flatnonzero(np.isin(pks, allowed))
+        mask = None if allowed is None else np.isin(pks, allowed)
+        rows = None  # a narrow filter: only the allowed rows go into the product
+        if mask is not None and int(mask.sum()) * _GATHER_FRACTION < self._size:
+            rows, mask = np.flatnonzero(mask), None
         candidates = matrix if rows is None else matrix[rows]
         floor = min_score - rounding(self.dim or 0)
         step = max(1, _PRODUCT_CELLS // max(1, len(candidates)))
@@ -243,6 +246,8 @@ class DenseIndex:
             rough = part @ candidates.T
             for q, row_scores in zip(part, rough, strict=True):
                 near = np.flatnonzero(row_scores >= floor)
+                if mask is not None:
+                    near = near[mask[near]]
                 if rows is not None:
                     near = rows[near]
                 found.append(self._ranked(pks[near], _scores(matrix[near], q), limit, min_score))
