@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Protocol
 
 import numpy as np
@@ -100,7 +101,18 @@ def _one_blas_thread() -> None:
 
 @functools.cache
 def _limit_blas() -> None:
-    ThreadpoolController().limit(limits=1, user_api="blas")
+    """numpy's own BLAS only (in its package's directory or the wheel's numpy.libs): faiss
+    carries another, whose threads its k-means training uses."""
+    home = Path(np.__file__).resolve().parent
+    places = {home, home.with_name("numpy.libs")}
+    controller = ThreadpoolController()
+    numpy_blas = [
+        info["filepath"]
+        for info in controller.info()
+        if info["user_api"] == "blas" and Path(info["filepath"]).resolve().parent in places
+    ]
+    if numpy_blas:
+        controller.select(filepath=numpy_blas).limit(limits=1)
 
 
 def _scores(matrix: FloatMatrix, query: FloatMatrix) -> FloatMatrix:
