@@ -42,11 +42,14 @@ def topical(count: int, seed: int) -> np.ndarray:
     return rows
 
 
-def real_vectors(index_dir: Path) -> np.ndarray:
+def real_vectors(
+    index_dir: Path, tables: tuple[str, ...] = ("chunks", "entities", "relations", "communities")
+) -> np.ndarray:
+    """The non-zero vectors of a kept index's collections, unit length."""
     conn = sqlite3.connect(f"file:{index_dir / 'ragstream.db'}?mode=ro", uri=True)
     blobs = [
         blob
-        for table in ("chunks", "entities", "relations", "communities")
+        for table in tables
         for (blob,) in conn.execute(f"SELECT vector FROM search_{table}_vectors")
     ]
     rows = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), -1)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sqlite3
 import time
 from pathlib import Path
 from typing import Any
@@ -28,20 +27,11 @@ from typing import Any
 import numpy as np
 
 from ragstream.common.storage.sqlite.dense import DenseIndex
-from tests.bench.bench_dense_index import DIM, topical
+from tests.bench.bench_dense_index import real_vectors, topical
 
 PAGE = 256
 THRESHOLD = 0.9
 LIMIT = 20
-
-
-def name_vectors(index_dir: Path) -> np.ndarray:
-    conn = sqlite3.connect(f"file:{index_dir / 'ragstream.db'}?mode=ro", uri=True)
-    blobs = [blob for (blob,) in conn.execute("SELECT vector FROM search_names_vectors")]
-    rows = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), -1)
-    rows = rows[np.linalg.norm(rows, axis=1) > 0]
-    unit: np.ndarray = (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
-    return unit
 
 
 def cpu_ms(run: Any) -> tuple[Any, float]:
@@ -82,12 +72,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     if args.real is not None:
-        rows = name_vectors(args.real)
+        rows = real_vectors(args.real, ("names",))
         picked = rows[np.random.default_rng(1).choice(len(rows), PAGE, replace=False)]
         print(json.dumps(measure(f"names:{args.real.name}", rows, picked, args.rounds)))
     for size in args.sizes:
         rows = topical(size, 0)
-        assert rows.shape[1] == DIM
         print(json.dumps(measure("topical", rows, near_queries(rows, 1), args.rounds)))
 
 

@@ -217,18 +217,15 @@ class DenseIndex:
         q = checked_query(query, self.dim)
         pks = self._pks[: self._size]
         matrix = self._matrix[: self._size]
-        if allowed is None:
-            scores = _scores(matrix, q)
-        else:
-            mask = np.isin(pks, allowed)
-            count = int(mask.sum())
-            if count == 0:
+        rows, mask = self._restriction(allowed)
+        if rows is not None:
+            if not len(rows):
                 return []
-            if count * _GATHER_FRACTION < self._size:
-                rows = np.flatnonzero(mask)
-                pks, scores = pks[rows], _scores(matrix[rows], q)
-            else:
-                scores = np.where(mask, _scores(matrix, q), -np.inf).astype(np.float32)
+            pks, scores = pks[rows], _scores(matrix[rows], q)
+        elif mask is not None:
+            scores = np.where(mask, _scores(matrix, q), -np.inf).astype(np.float32)
+        else:
+            scores = _scores(matrix, q)
         return self._ranked(pks, scores, limit, min_score)
 
     def search_many(
@@ -246,10 +243,7 @@ class DenseIndex:
         block = np.stack([checked_query(query, self.dim) for query in queries])
         pks = self._pks[: self._size]
         matrix = self._matrix[: self._size]
-        mask = None if allowed is None else np.isin(pks, allowed)
-        rows = None  # a narrow filter: only the allowed rows go into the product
-        if mask is not None and int(mask.sum()) * _GATHER_FRACTION < self._size:
-            rows, mask = np.flatnonzero(mask), None
+        rows, mask = self._restriction(allowed)
         candidates = matrix if rows is None else matrix[rows]
         floor = min_score - rounding(self.dim or 0)
         step = max(1, _PRODUCT_CELLS // max(1, len(candidates)))
@@ -265,6 +259,19 @@ class DenseIndex:
                     near = rows[near]
                 found.append(self._ranked(pks[near], _scores(matrix[near], q), limit, min_score))
         return found
+
+    def _restriction(
+        self, allowed: IntArray | None
+    ) -> tuple[IntArray | None, npt.NDArray[np.bool_] | None]:
+        """How `allowed` restricts the rows: (the rows to gather, None) for a narrow filter
+        (`_GATHER_FRACTION`), (None, a mask over every row) for a wide one, (None, None) for
+        none."""
+        if allowed is None:
+            return None, None
+        mask = np.isin(self._pks[: self._size], allowed)
+        if int(mask.sum()) * _GATHER_FRACTION < self._size:
+            return np.flatnonzero(mask), None
+        return None, mask
 
     def _ranked(
         self, pks: IntArray, scores: FloatMatrix, limit: int, min_score: float
