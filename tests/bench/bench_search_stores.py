@@ -401,8 +401,14 @@ def memory_mb() -> tuple[float, float]:
 
 
 @contextlib.asynccontextmanager
-async def embedded(directory: Path, approximate_from: int) -> AsyncIterator[Stores]:
-    async with await Database.open(directory) as db:
+async def embedded(
+    directory: Path, approximate_from: int, threads: tuple[int, int] = (1, 1)
+) -> AsyncIterator[Stores]:
+    reader_threads, scan_threads = threads
+    opened = await Database.open(
+        directory, reader_threads=reader_threads, scan_threads=scan_threads
+    )
+    async with opened as db:
         search = await SqliteSearchStore.open(db, approximate_from)
         yield Stores(
             search=search, graph=await SqliteGraphStore.open(db),
@@ -457,6 +463,7 @@ async def run(
     queries: int,
     kept: Path | None,
     approximate_from: int = APPROXIMATE_FROM,
+    threads: tuple[int, int] = (1, 1),
 ) -> None:
     print(
         "backend        size   chunks/s  naive p50/p95/p99 (cpu p50) ms"
@@ -468,7 +475,7 @@ async def run(
             before = memory_mb()[0]
             with directory(kept, name, size) as (tmp, loaded):
                 opened = (
-                    embedded(tmp, approximate_from)
+                    embedded(tmp, approximate_from, threads)
                     if name == "embedded"
                     else elastic(url or "", tmp)
                 )
@@ -525,9 +532,18 @@ def main() -> None:
         help="embedded: vectors from which dense search is approximate (a size above the "
         "largest measures the exact scan)",
     )  # fmt: skip
+    parser.add_argument(
+        "--reader-threads", type=int, default=1,
+        help="embedded: the database's reader threads (storage.reader_threads)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--scan-threads", type=int, default=1,
+        help="embedded: the threads of its dense searches (storage.scan_threads)",
+    )  # fmt: skip
     args = parser.parse_args()
     limit_malloc_arenas()  # as the CLI does at a served process's start
-    common = (args.queries, args.store, args.approximate_from)
+    threads = (args.reader_threads, args.scan_threads)
+    common = (args.queries, args.store, args.approximate_from, threads)
     if "elasticsearch" not in args.backends:
         asyncio.run(run(args.sizes, args.backends, None, *common))
         return

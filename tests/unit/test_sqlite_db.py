@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
+import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from ragstream.common.config import load_settings
+from ragstream.common.providers.embedding import HashEmbedder
+from ragstream.common.registry import Opening
 from ragstream.common.storage.sqlite import Database, DatabaseClosedError, SchemaVersionError
 
 STEP_1 = ("CREATE TABLE t (x INTEGER)",)
@@ -130,6 +136,48 @@ async def test_blocking_work_never_stalls_the_event_loop(db: Database) -> None:
     )
     ticker.cancel()
     assert ticks >= 10
+
+
+def counted(counter: dict[str, int]) -> Callable[[sqlite3.Connection], None]:
+    """A read of 0.1 s that counts, in `counter`, the reads running and the most at once."""
+    lock = threading.Lock()
+
+    def read(conn: sqlite3.Connection) -> None:
+        with lock:
+            counter["running"] = counter.get("running", 0) + 1
+            counter["most"] = max(counter.get("most", 0), counter["running"])
+        time.sleep(0.1)
+        with lock:
+            counter["running"] -= 1
+
+    return read
+
+
+async def most_at_once(run: Callable[[Callable[[sqlite3.Connection], None]], Any]) -> int:
+    """How many of four reads started together through `run` ran at the same time."""
+    counter: dict[str, int] = {}
+    await asyncio.gather(*(run(counted(counter)) for _ in range(4)))
+    return counter["most"]
+
+
+async def test_reads_and_scans_each_run_on_as_many_threads_as_asked(tmp_path: Path) -> None:
+    async with await Database.open(tmp_path, reader_threads=1, scan_threads=3) as db:
+        assert await most_at_once(db.read) == 1
+        assert await most_at_once(db.scan) == 3
+        # A scan runs beside a read that holds the one reader thread, in its own snapshot.
+        counter: dict[str, int] = {}
+        await asyncio.gather(db.read(counted(counter)), db.scan(counted(counter)))
+        assert counter["most"] == 2
+        assert await db.scan(scalar("SELECT count(*) FROM schema_version")) == 0
+
+
+async def test_the_storage_settings_size_the_data_directory_s_database(tmp_path: Path) -> None:
+    storage = {"reader_threads": 2, "scan_threads": 1}
+    settings = load_settings(None, data_dir=tmp_path, storage=storage)
+    async with contextlib.AsyncExitStack() as stack:
+        db = await Opening(settings, stack, HashEmbedder()).database()
+        assert await most_at_once(db.read) == 2
+        assert await most_at_once(db.scan) == 1
 
 
 async def test_a_closed_database_refuses_work(tmp_path: Path) -> None:

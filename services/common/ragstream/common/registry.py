@@ -68,7 +68,11 @@ class Opening:
         if self._db is None:
             self.settings.data_dir.mkdir(parents=True, exist_ok=True)
             self._db = await self.stack.enter_async_context(
-                await Database.open(self.settings.data_dir)
+                await Database.open(
+                    self.settings.data_dir,
+                    reader_threads=self.settings.storage.reader_threads,
+                    scan_threads=self.settings.storage.scan_threads,
+                )
             )
         return self._db
 

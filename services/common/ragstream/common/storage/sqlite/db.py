@@ -7,9 +7,17 @@ embedded deployment accepts; FULL would add an fsync to every commit for that ca
 
 Threads: SQLite calls block, so none runs on the event loop. Writes run on one dedicated
 writer thread over one connection (SQLite allows one writer at a time anyway, and queued
-writes then never occupy reader threads); reads run on a small pool of reader threads,
-each with its own connection, which in WAL mode read a consistent snapshot without
-waiting for the writer.
+writes then never occupy reader threads); reads run on reader threads, each with its own
+connection, which in WAL mode read a consistent snapshot without waiting for the writer.
+
+One reader thread by default (`storage.reader_threads`). Python's sqlite3 releases the
+interpreter lock around every row it steps, so reads running at once hand the lock to and
+fro between rows while the Python around them waits for it: on the demo corpus a mix
+query's retrieval took a fifth less CPU on one reader thread than on four
+(tests/bench/bench_query_stages.py). Dense searches have threads of their own (`scan`,
+`storage.scan_threads`): their scoring runs in numpy or faiss without the lock, so it
+overlaps the BM25 search of the same query as it did on four reader threads
+(tests/bench/bench_search_stores.py; README, "Approximate vector search").
 """
 
 from __future__ import annotations
@@ -47,7 +55,12 @@ class Database:
     """Owns the connections and threads of one SQLite file; use `await Database.open(...)`."""
 
     def __init__(
-        self, path: Path, *, reader_threads: int = 4, busy_timeout_ms: int = 10_000
+        self,
+        path: Path,
+        *,
+        reader_threads: int = 1,
+        scan_threads: int = 1,
+        busy_timeout_ms: int = 10_000,
     ) -> None:
         self.path = path
         self._busy_timeout_ms = busy_timeout_ms
@@ -55,6 +68,7 @@ class Database:
         self._reader_pool = ThreadPoolExecutor(
             reader_threads, thread_name_prefix="ragstream-db-reader"
         )
+        self._scan_pool = ThreadPoolExecutor(scan_threads, thread_name_prefix="ragstream-db-scan")
         self._write_lock = threading.Lock()
         self._writer: sqlite3.Connection | None = None
         self._local = threading.local()
@@ -63,13 +77,19 @@ class Database:
         self._closed = False
 
     @classmethod
-    async def open(cls, data_dir: Path, *, reader_threads: int = 4) -> Database:
+    async def open(
+        cls, data_dir: Path, *, reader_threads: int = 1, scan_threads: int = 1
+    ) -> Database:
         """Opens (creating if needed) `<data_dir>/ragstream.db` in WAL mode."""
-        return await cls.open_file(data_dir / DB_FILE_NAME, reader_threads=reader_threads)
+        return await cls.open_file(
+            data_dir / DB_FILE_NAME, reader_threads=reader_threads, scan_threads=scan_threads
+        )
 
     @classmethod
-    async def open_file(cls, path: Path, *, reader_threads: int = 4) -> Database:
-        db = cls(path, reader_threads=reader_threads)
+    async def open_file(
+        cls, path: Path, *, reader_threads: int = 1, scan_threads: int = 1
+    ) -> Database:
+        db = cls(path, reader_threads=reader_threads, scan_threads=scan_threads)
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(db._writer_pool, db._open_writer)
         return db
@@ -111,6 +131,11 @@ class Database:
     async def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Runs `fn` in one read transaction: every SELECT in it sees the same snapshot."""
         return await self._submit(self._reader_pool, self._read_sync, fn)
+
+    async def scan(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """`read`, on a scan thread: for a read that spends its time outside the interpreter
+        lock (a dense search's scoring), so that it runs beside the other reads."""
+        return await self._submit(self._scan_pool, self._read_sync, fn)
 
     async def run(self, fn: Callable[[], T]) -> T:
         """Runs other blocking work (e.g. numpy scoring) on a reader thread."""
@@ -226,6 +251,7 @@ class Database:
     def _shutdown(self) -> None:
         self._writer_pool.shutdown(wait=True)
         self._reader_pool.shutdown(wait=True)
+        self._scan_pool.shutdown(wait=True)
         with self._write_lock:
             if self._writer is not None:
                 self._writer.close()

@@ -331,7 +331,7 @@ class SqliteSearchStore:
             records = load(sorted({pk for found in scored for pk, _ in found}))
             return [search_rows.hits(records, found) for found in scored]
 
-        return await self._db.read(read)
+        return await self._db.scan(read)
 
     async def similarities(
         self,
@@ -355,7 +355,7 @@ class SqliteSearchStore:
                 scores = self._current_index(conn, key, stored).scores(query, list(found))
             return {found[pk]: score for pk, score in scores.items()}
 
-        return await self._db.read(read)
+        return await self._db.scan(read)
 
     def _number(self, conn: sqlite3.Connection, workspace: str) -> int | None:
         """The workspace's number (lexical.py), None while it has none; safe in any thread
