@@ -9,7 +9,7 @@ from typing import get_args
 
 import pytest
 
-from ragstream.common.config import StorageConfig
+from ragstream.common.config_storage import StorageConfig
 from ragstream.common.models import GraphEdge
 from ragstream.common.registry import GRAPH_BACKENDS
 from ragstream.common.storage.protocols import GraphStore

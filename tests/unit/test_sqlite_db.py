@@ -132,7 +132,7 @@ async def test_blocking_work_never_stalls_the_event_loop(db: Database) -> None:
     await asyncio.gather(
         db.write(lambda conn: time.sleep(0.3)),
         db.read(lambda conn: time.sleep(0.3)),
-        db.run(lambda: time.sleep(0.3)),
+        db.scan(lambda conn: time.sleep(0.3)),
     )
     ticker.cancel()
     assert ticks >= 10

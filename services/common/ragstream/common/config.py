@@ -38,6 +38,7 @@ from ragstream.common.config_extraction import ExtractionConfig
 from ragstream.common.config_kafka import KafkaSecurityConfig
 from ragstream.common.config_rerank import RerankConfig
 from ragstream.common.config_resolution import ResolutionConfig
+from ragstream.common.config_storage import StorageConfig
 from ragstream.common.cores import available_cores
 from ragstream.common.listen import ListenError, parse_listen
 from ragstream.common.text.language import parse_languages
@@ -240,24 +241,6 @@ class BusConfig(Section):
     """How long opening the Kafka bus retries, with capped exponential backoff, while the
     brokers cannot be reached or refuse the credentials; then the process stops with the
     reason. 0: one attempt."""
-
-
-class StorageConfig(Section):
-    search: Literal["sqlite", "elasticsearch"] = "sqlite"
-    graph: Literal["sqlite", "nebula"] = "sqlite"
-    approximate_from: int = Field(200_000, ge=1)
-    """Embedded search store: the vectors from which a collection of a workspace is searched
-    by its approximate index (storage/sqlite/ann.py) rather than exactly."""
-    reader_threads: int = Field(1, ge=1, le=64)
-    """Embedded stores: threads that run the database's reads, dense searches aside. Python's
-    sqlite3 releases the interpreter lock around every row it steps, so reads that run at
-    once hand the lock to and fro between rows; one thread does them one after the other
-    (storage/sqlite/db.py)."""
-    scan_threads: int = Field(1, ge=1, le=64)
-    """Embedded search store: threads that run dense searches (each in a read of its own).
-    Their scoring runs in numpy or faiss without the interpreter lock, beside the other
-    reads; more let the dense searches of a mix query run at once on a machine with the
-    cores for it."""
 
 
 class ElasticsearchConfig(Section):

@@ -137,11 +137,6 @@ class Database:
         lock (a dense search's scoring), so that it runs beside the other reads."""
         return await self._submit(self._scan_pool, self._read_sync, fn)
 
-    async def run(self, fn: Callable[[], T]) -> T:
-        """Runs other blocking work (e.g. numpy scoring) on a reader thread."""
-        self._check_open()
-        return await asyncio.get_running_loop().run_in_executor(self._reader_pool, fn)
-
     async def _submit(
         self,
         pool: ThreadPoolExecutor,
