@@ -139,7 +139,8 @@ async def test_blocking_work_never_stalls_the_event_loop(db: Database) -> None:
 
 
 def counted(counter: dict[str, int]) -> Callable[[sqlite3.Connection], None]:
-    """A read of 0.1 s that counts, in `counter`, the reads running and the most at once."""
+    """A read of 0.1 s that counts, in `counter`, the reads running and the most at once;
+    every run of it shares one lock, so make it once per counter."""
     lock = threading.Lock()
 
     def read(conn: sqlite3.Connection) -> None:
@@ -156,7 +157,8 @@ def counted(counter: dict[str, int]) -> Callable[[sqlite3.Connection], None]:
 async def most_at_once(run: Callable[[Callable[[sqlite3.Connection], None]], Any]) -> int:
     """How many of four reads started together through `run` ran at the same time."""
     counter: dict[str, int] = {}
-    await asyncio.gather(*(run(counted(counter)) for _ in range(4)))
+    read = counted(counter)
+    await asyncio.gather(*(run(read) for _ in range(4)))
     return counter["most"]
 
 
@@ -166,7 +168,8 @@ async def test_reads_and_scans_each_run_on_as_many_threads_as_asked(tmp_path: Pa
         assert await most_at_once(db.scan) == 3
         # A scan runs beside a read that holds the one reader thread, in its own snapshot.
         counter: dict[str, int] = {}
-        await asyncio.gather(db.read(counted(counter)), db.scan(counted(counter)))
+        read = counted(counter)
+        await asyncio.gather(db.read(read), db.scan(read))
         assert counter["most"] == 2
         assert await db.scan(scalar("SELECT count(*) FROM schema_version")) == 0
 
