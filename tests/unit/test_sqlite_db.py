@@ -103,6 +103,37 @@ async def test_a_write_waits_for_another_writer_of_the_file_then_runs(
     assert await db.read(scalar("SELECT group_concat(x) FROM t")) == "1,2"
 
 
+async def test_a_prepared_write_prepares_without_the_lock_then_writes_what_it_made(
+    db: Database, tmp_path: Path
+) -> None:
+    await db.migrate("demo", [STEP_1])
+    other = sqlite3.connect(
+        tmp_path / "data" / "ragstream.db", isolation_level=None, check_same_thread=False
+    )
+
+    def prepare() -> list[int]:
+        # Another process's writer can take the lock meanwhile: this one does not hold it.
+        other.execute("BEGIN IMMEDIATE")
+        other.execute("INSERT INTO t (x) VALUES (1)")
+        other.execute("COMMIT")
+        return [2, 3]
+
+    def insert(conn: sqlite3.Connection, values: list[int]) -> int:
+        conn.executemany("INSERT INTO t (x) VALUES (?)", [(v,) for v in values])
+        return len(values)
+
+    assert await db.write_prepared(prepare, insert) == 2
+    assert await db.read(scalar("SELECT group_concat(x) FROM t")) == "1,2,3"
+
+    def broken() -> list[int]:
+        raise ValueError("bad record")
+
+    with pytest.raises(ValueError, match="bad record"):
+        await db.write_prepared(broken, insert)
+    other.close()
+    assert await db.read(scalar("SELECT count(*) FROM t")) == 3
+
+
 async def test_a_write_gives_up_after_the_busy_timeout(tmp_path: Path) -> None:
     path = tmp_path / "ragstream.db"
     db = Database(path, busy_timeout_ms=300)

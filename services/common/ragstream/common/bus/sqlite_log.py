@@ -114,7 +114,10 @@ class SqliteEventLog:
             return
         now = time.time()
 
-        def write(conn: sqlite3.Connection) -> None:
+        def encode() -> list[str]:
+            return [encode_headers(r.headers) for r in records]
+
+        def write(conn: sqlite3.Connection, headers: list[str]) -> None:
             conn.execute(
                 "INSERT INTO bus_topics (topic, next_offset, partitions) VALUES (?, 0, ?) "
                 "ON CONFLICT (topic) DO NOTHING",
@@ -123,9 +126,10 @@ class SqliteEventLog:
             (partitions,) = conn.execute(
                 "SELECT partitions FROM bus_topics WHERE topic = ?", (topic,)
             ).fetchone()
-            by_partition: dict[int, list[OutgoingRecord]] = {}
-            for record in records:
-                by_partition.setdefault(partition_of(record.key, partitions), []).append(record)
+            by_partition: dict[int, list[tuple[OutgoingRecord, str]]] = {}
+            for record, encoded in zip(records, headers, strict=True):
+                partition = partition_of(record.key, partitions)
+                by_partition.setdefault(partition, []).append((record, encoded))
             rows = []
             for partition, appended in by_partition.items():
                 found = conn.execute(
@@ -134,8 +138,8 @@ class SqliteEventLog:
                 ).fetchone()
                 first = found[0] if found else 0
                 rows += [
-                    (topic, partition, first + i, r.key, r.value, encode_headers(r.headers), now)
-                    for i, r in enumerate(appended)
+                    (topic, partition, first + i, r.key, r.value, encoded, now)
+                    for i, (r, encoded) in enumerate(appended)
                 ]
                 conn.execute(
                     "INSERT INTO bus_partitions (topic, partition, next_offset) VALUES (?, ?, ?) "
@@ -153,7 +157,7 @@ class SqliteEventLog:
                 (len(records), topic),
             )
 
-        await self._db.write(write)
+        await self._db.write_prepared(encode, write)
         await self._appended.notify()
 
     def consumer(self, group_id: str, topics: Sequence[str]) -> SqliteConsumer:

@@ -33,6 +33,7 @@ from types import TracebackType
 from typing import Self, TypeVar
 
 T = TypeVar("T")
+P = TypeVar("P")
 
 DB_FILE_NAME = "ragstream.db"
 _FIRST_PAUSE_S = 0.0001
@@ -127,6 +128,21 @@ class Database:
     async def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Runs `fn` in one write transaction; committed (durable) when this returns."""
         return await self._submit(self._writer_pool, self._write_sync, fn)
+
+    async def write_prepared(
+        self, prepare: Callable[[], P], fn: Callable[[sqlite3.Connection, P], T]
+    ) -> T:
+        """`write(fn)` given what `prepare()` returns, which runs first on the writer thread,
+        before the transaction: work that needs no database (encoding rows) then holds no
+        write lock, which the writers of the other processes of a data directory wait for
+        (`indexer.processes`)."""
+        self._check_open()
+
+        def run() -> T:
+            prepared = prepare()
+            return self._write_sync(lambda conn: fn(conn, prepared))
+
+        return await asyncio.get_running_loop().run_in_executor(self._writer_pool, run)
 
     async def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Runs `fn` in one read transaction: every SELECT in it sees the same snapshot."""

@@ -43,12 +43,12 @@ class TermChanges:
     records: int = 0
     tokens: int = 0
 
-    def add(self, pk: int, ws: int, terms: list[str]) -> None:
-        """Indexes a record's (usable) terms; `ws` numbers its workspace (`number_workspace`)."""
-        counts = Counter(terms)
+    def add(self, pk: int, ws: int, counts: Counter[str]) -> None:
+        """Indexes a record by the count of each of its (usable) terms; `ws` numbers its
+        workspace (`number_workspace`)."""
         self.added[pk] = (ws, counts)
         self.df.update(counts.keys())
-        length = len(terms)
+        length = counts.total()
         for term, tf in counts.items():
             top_tf, shortest = self.peaks.get(term, (0, length))
             self.peaks[term] = (max(top_tf, tf), min(shortest, length))

@@ -25,6 +25,7 @@ import sqlite3
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 import numpy as np
 
@@ -40,9 +41,9 @@ from ragstream.common.storage.sqlite.dense import (
 )
 from ragstream.common.storage.sqlite.hit_cache import HitCache
 from ragstream.common.storage.sqlite.postings_cache import PostingsCache
-from ragstream.common.vectors import unit_vector
 
 _Key = vector_files.Key
+P = TypeVar("P")
 log = logging.getLogger(__name__)
 
 APPROXIMATE_FROM = 200_000
@@ -97,42 +98,42 @@ class SqliteSearchStore:
         for record in records:
             by_workspace[record.workspace].append(record)
 
-        def write(conn: sqlite3.Connection, applied: list[_Key]) -> None:
+        def encode() -> dict[str, search_rows.Encoded]:
+            return {ws: search_rows.encode(group) for ws, group in by_workspace.items()}
+
+        def write(
+            conn: sqlite3.Connection, encoded: dict[str, search_rows.Encoded], applied: list[_Key]
+        ) -> None:
             changes = lexical.TermChanges()
-            for workspace, group in by_workspace.items():
+            for workspace, group in encoded.items():
                 self._upsert_group(conn, collection, workspace, group, applied, changes)
             lexical.apply(conn, collection, schema.tables(collection), changes)
 
-        await self._write(write)
+        await self._write(write, encode)
 
     def _upsert_group(
         self,
         conn: sqlite3.Connection,
         collection: Collection,
         workspace: str,
-        records: list[SearchRecord],
+        encoded: search_rows.Encoded,
         applied: list[_Key],
         changes: lexical.TermChanges,
     ) -> None:
-        # A record given twice is written once, as its last copy (what writing each in turn
-        # would leave).
-        records = list({record.id: record for record in records}.values())
-        vectors = [unit_vector(record.vector, record.id) for record in records]
         dim = search_rows.stored_dim(conn, collection, workspace)
-        for record, vector in zip(records, vectors, strict=True):
-            if dim is not None and vector.shape[0] != dim:
-                raise DimensionMismatchError(
-                    f"{collection.value} of workspace {workspace!r} hold {dim}-d vectors, "
-                    f"record {record.id!r} has {vector.shape[0]}: the embedding model "
-                    "changed; rebuild the index (re-ingest into a new data_dir)"
-                )
-            dim = vector.shape[0]
+        if dim is not None and encoded.dim != dim:
+            odd = encoded.records[0]
+            raise DimensionMismatchError(
+                f"{collection.value} of workspace {workspace!r} hold {dim}-d vectors, "
+                f"record {odd.id!r} has {encoded.dim}: the embedding model "
+                "changed; rebuild the index (re-ingest into a new data_dir)"
+            )
         tables = schema.tables(collection)
-        pks = search_rows.write_records(conn, tables, workspace, records, vectors, changes)
-        generation = search_rows.bump_state(conn, collection, workspace, dim)
-        matrix = np.stack(vectors)
+        pks = search_rows.write_records(conn, tables, workspace, encoded, changes)
+        generation = search_rows.bump_state(conn, collection, workspace, encoded.dim)
         self._postings.changed((collection, workspace), generation, changes.terms())
         self._hits.changed((collection, workspace), generation, pks)
+        matrix = encoded.matrix
         self._apply((collection, workspace), generation, lambda index: index.upsert(pks, matrix))
         applied.append((collection, workspace))
 
@@ -142,7 +143,7 @@ class SqliteSearchStore:
         collection = Collection(collection)
         tables = schema.tables(collection)
 
-        def write(conn: sqlite3.Connection, applied: list[_Key]) -> None:
+        def write(conn: sqlite3.Connection, _: None, applied: list[_Key]) -> None:
             changes = lexical.TermChanges()
             pks = search_rows.delete_records(conn, tables, workspace, ids, changes)
             if not pks:
@@ -159,12 +160,20 @@ class SqliteSearchStore:
             self._apply((collection, workspace), generation, lambda index: index.remove(pks))
             applied.append((collection, workspace))
 
-        await self._write(write)
+        await self._write(write, lambda: None)
 
-    async def _write(self, fn: Callable[[sqlite3.Connection, list[_Key]], None]) -> None:
+    async def _write(
+        self,
+        fn: Callable[[sqlite3.Connection, P, list[_Key]], None],
+        prepare: Callable[[], P],
+    ) -> None:
+        """Runs `fn` in a write transaction, given what `prepare` returns (run before it,
+        outside the transaction: `Database.write_prepared`)."""
         applied: list[_Key] = []
         try:
-            await self._db.write(lambda conn: fn(conn, applied))
+            await self._db.write_prepared(
+                prepare, lambda conn, prepared: fn(conn, prepared, applied)
+            )
         except BaseException:
             # The matrices were updated for a transaction that did not commit.
             for key in applied:

@@ -8,16 +8,19 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
-from ragstream.common.models import Collection, Hit, SearchFilter, SearchRecord, Vector
+from ragstream.common.models import Collection, Hit, SearchFilter, SearchRecord
 from ragstream.common.storage.sqlite import lexical
 from ragstream.common.storage.sqlite import search_schema as schema
-from ragstream.common.storage.sqlite.dense import FloatMatrix, IntArray
+from ragstream.common.storage.sqlite.dense import DimensionMismatchError, FloatMatrix, IntArray
 from ragstream.common.storage.sqlite.search_schema import json_list
 from ragstream.common.storage.sqlite.sql_filters import SqlWhere, filter_where
+from ragstream.common.vectors import unit_vector
 
 
 def where(search_filter: SearchFilter, tables: schema.Tables) -> SqlWhere:
@@ -138,21 +141,58 @@ def bump_state(
     return int(row[0])
 
 
+@dataclass(frozen=True, slots=True)
+class Encoded:
+    """Records of one workspace (distinct ids) as their rows will hold them: encoded before
+    the write transaction (`Database.write_prepared`), which then only runs the SQL."""
+
+    records: list[SearchRecord]
+    rows: list[schema.RecordRow]
+    terms: list[Counter[str]]
+    """Per record, the count of each usable term (its BM25 postings)."""
+    matrix: FloatMatrix
+    """The unit vectors, one row per record."""
+
+    @property
+    def dim(self) -> int:
+        return int(self.matrix.shape[1])
+
+
+def encode(records: Sequence[SearchRecord]) -> Encoded:
+    """The rows of records of one workspace, all of one vector size. A record given twice
+    is written once, as its last copy (what writing each in turn would leave)."""
+    unique = list({record.id: record for record in records}.values())
+    vectors = [unit_vector(record.vector, record.id) for record in unique]
+    sizes = {vector.shape[0] for vector in vectors}
+    if len(sizes) > 1:
+        first = vectors[0].shape[0]
+        odd = next(r for r, v in zip(unique, vectors, strict=True) if v.shape[0] != first)
+        raise DimensionMismatchError(
+            f"records of one write hold vectors of sizes {sorted(sizes)} (record {odd.id!r} "
+            f"has {odd.vector.shape[0]}, {unique[0].id!r} {first})"
+        )
+    terms = [Counter(schema.usable_terms(record.terms)) for record in unique]
+    rows = [
+        schema.record_row(record, vector, counts.total())
+        for record, vector, counts in zip(unique, vectors, terms, strict=True)
+    ]
+    return Encoded(unique, rows, terms, np.stack(vectors))
+
+
 def write_records(
     conn: sqlite3.Connection,
     tables: schema.Tables,
     workspace: str,
-    records: Sequence[SearchRecord],
-    vectors: Sequence[Vector],
+    encoded: Encoded,
     changes: lexical.TermChanges,
 ) -> list[int]:
-    """Inserts or replaces records of one workspace (distinct ids) with their BM25, doc-id and
-    metadata rows, a few statements for all of them; returns their pks, in order.
+    """Inserts or replaces records of one workspace with their BM25, doc-id and metadata
+    rows, a few statements for all of them; returns their pks, in order.
 
     A new record gets the pk SQLite would give it (one past the largest), so the tables end
     as writing the records one by one would leave them.
     """
-    rows = [schema.record_row(r, v) for r, v in zip(records, vectors, strict=True)]
+    records, rows = encoded.records, encoded.rows
     ws = lexical.number_workspace(conn, workspace)
     stored = _stored(conn, tables, workspace, [record.id for record in records])
     (top,) = conn.execute(f"SELECT coalesce(max(pk), 0) FROM {tables.records}").fetchone()
@@ -189,8 +229,8 @@ def write_records(
         f"INSERT OR REPLACE INTO {tables.vectors} (pk, vector) VALUES (?, ?)",
         [(pk, row.vector) for pk, row in zip(pks, rows, strict=True)],
     )
-    for pk, record in zip(pks, records, strict=True):
-        changes.add(pk, ws, schema.usable_terms(record.terms))
+    for pk, counts in zip(pks, encoded.terms, strict=True):
+        changes.add(pk, ws, counts)
     conn.executemany(
         f"INSERT OR IGNORE INTO {tables.docs} (doc_id, pk) VALUES (?, ?)",
         [(doc_id, pk) for pk, r in zip(pks, records, strict=True) for doc_id in r.doc_ids],

@@ -238,15 +238,16 @@ class RecordRow:
     vector: bytes
 
 
-def record_row(record: SearchRecord, vector: Vector) -> RecordRow:
-    """`vector` is the normalized one from `vectors.unit_vector`."""
+def record_row(record: SearchRecord, vector: Vector, length: int) -> RecordRow:
+    """`vector` is the normalized one from `vectors.unit_vector`; `length` the count of the
+    record's usable terms."""
     return RecordRow(
         record=(
             record.workspace,
             record.id,
             None if record.timestamp is None else float(record.timestamp),
             _json(dict(record.metadata)),
-            len(usable_terms(record.terms)),
+            length,
         ),
         data=(
             record.text,
