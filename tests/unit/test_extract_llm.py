@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -284,6 +286,25 @@ async def test_the_prompt_names_the_types_and_the_language(
     assert "vessel, port" in system
     assert "in Chinese" in system
     assert ext.name == "llm:test-chat"
+
+
+@settings(max_examples=300)
+@given(st.text(), st.text(), st.floats(allow_nan=False, allow_infinity=False))
+def test_the_cache_key_is_the_sha256_of_the_canonical_json_stored_keys_were_made_of(
+    drawn: str, model: str, temperature: float
+) -> None:
+    # Keys already in a cache stay valid: the same bytes as json.dumps of the whole payload.
+    text = 'Zoë «quoted» "x" \\ \n\t\x00\x1f\x7f \u2028 中文 😀' + drawn
+    messages = [ChatMessage("system", text), ChatMessage("user", text[::-1])]
+    parameters = {"temperature": temperature, "top_p": 1e-05, "max_tokens": 10, "stop": ["<|"]}
+    payload = {
+        "model": model,
+        "messages": [[m.role, m.content] for m in messages],
+        "parameters": parameters,
+    }
+    canonical = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    expected = hashlib.sha256(canonical.encode()).hexdigest()
+    assert cache_key(model, messages, parameters) == expected
 
 
 def test_the_cache_key_covers_model_messages_and_parameters() -> None:

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import json
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from ragstream.common import json_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,11 +39,11 @@ def partition_of(key: str, partitions: int) -> int:
 
 
 def encode_headers(headers: Sequence[tuple[str, bytes]]) -> str:
-    return json.dumps([[name, base64.b64encode(value).decode()] for name, value in headers])
+    return json_text.dumps([[name, base64.b64encode(value).decode()] for name, value in headers])
 
 
 def decode_headers(text: str) -> tuple[tuple[str, bytes], ...]:
-    return tuple((name, base64.b64decode(value)) for name, value in json.loads(text))
+    return tuple((name, base64.b64decode(value)) for name, value in json_text.loads(text))
 
 
 class AppendSignal:

@@ -15,7 +15,6 @@ seconds) or retry-after-ms header is honoured up to the request timeout.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import random
 import urllib.request
@@ -26,6 +25,7 @@ from urllib.parse import urlsplit
 import aiohttp
 from pydantic import SecretStr
 
+from ragstream.common import json_text
 from ragstream.common.providers import ProviderError
 
 log = logging.getLogger(__name__)
@@ -34,6 +34,7 @@ RETRIED_STATUSES = frozenset({408, 409, 429})
 """Besides 5xx: a request timeout, a conflict (a lock held elsewhere) and a rate limit."""
 BODY_EXCERPT = 300
 """Characters of an error answer quoted in the error."""
+_JSON = {"Content-Type": "application/json"}
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,9 @@ class JsonEndpoint:
     async def _post_once(self, path: str, body: Mapping[str, object]) -> object:
         url = self.url + path
         try:
-            async with self._client().post(url, json=body, proxy=self._proxy) as response:
+            async with self._client().post(
+                url, data=json_text.dumps_bytes(body), headers=_JSON, proxy=self._proxy
+            ) as response:
                 data = await response.read()
                 status = response.status
                 retry_after = _retry_after_s(response.headers)
@@ -109,7 +112,7 @@ class JsonEndpoint:
         if status >= 400:
             raise self.error(f"HTTP {status}: {_excerpt(data)}", path)
         try:
-            return json.loads(data)
+            return json_text.loads(data)
         except ValueError as exc:
             raise self.error(f"the answer is not JSON ({exc}): {_excerpt(data)!r}", path) from exc
 

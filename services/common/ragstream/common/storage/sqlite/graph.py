@@ -8,12 +8,12 @@ is two index range scans in one statement, for a whole batch of keys.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import Any, TypeVar
 
+from ragstream.common import json_text
 from ragstream.common.models import GraphEdge, GraphNode, GraphStats
 from ragstream.common.storage.edges import by_endpoint
 from ragstream.common.storage.sqlite.db import Database, Migration
@@ -135,7 +135,7 @@ def _generation(conn: sqlite3.Connection, workspace: str) -> int:
 
 
 def _json(values: Iterable[str]) -> str:
-    return json.dumps(list(values), ensure_ascii=False, separators=(",", ":"))
+    return json_text.dumps(list(values))
 
 
 def canonical(edge: GraphEdge) -> GraphEdge:
@@ -151,8 +151,8 @@ def _node(row: Sequence[Any]) -> GraphNode:
         name=row[1],
         type=row[2],
         description=row[3],
-        source_ids=tuple(json.loads(row[4])),
-        doc_ids=tuple(json.loads(row[5])),
+        source_ids=tuple(json_text.loads(row[4])),
+        doc_ids=tuple(json_text.loads(row[5])),
     )
 
 
@@ -163,8 +163,8 @@ def _edge(row: Sequence[Any]) -> GraphEdge:
         keywords=row[2],
         description=row[3],
         weight=float(row[4]),
-        source_ids=tuple(json.loads(row[5])),
-        doc_ids=tuple(json.loads(row[6])),
+        source_ids=tuple(json_text.loads(row[5])),
+        doc_ids=tuple(json_text.loads(row[6])),
     )
 
 

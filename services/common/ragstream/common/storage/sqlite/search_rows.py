@@ -6,7 +6,6 @@ holds; see search_schema.py for the tables.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -14,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ragstream.common import json_text
 from ragstream.common.models import Collection, Hit, SearchFilter, SearchRecord
 from ragstream.common.storage.sqlite import lexical
 from ragstream.common.storage.sqlite import search_schema as schema
@@ -284,7 +284,7 @@ def has_records(conn: sqlite3.Connection, tables: schema.Tables, workspace: str)
 
 def _indexed(terms_json: str) -> list[str]:
     """The usable terms a stored record was indexed with."""
-    return schema.usable_terms(json.loads(terms_json))
+    return schema.usable_terms(json_text.loads(terms_json))
 
 
 def load_matrix(

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ragstream.common import json_text
 from ragstream.common.models import NO_VECTOR, Collection, SearchRecord, Vector
 from ragstream.common.storage.sqlite.db import Migration
 
@@ -224,7 +225,7 @@ def json_list(values: Sequence[str] | Sequence[int]) -> str:
 
 
 def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return json_text.dumps(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,12 +266,12 @@ def row_record(row: Sequence[Any]) -> SearchRecord:
         id=row[0],
         workspace=row[1],
         text=row[2],
-        terms=tuple(json.loads(row[3])),
+        terms=tuple(json_text.loads(row[3])),
         vector=np.frombuffer(row[4], dtype="<f4").astype(np.float32, copy=False),
-        doc_ids=tuple(json.loads(row[5])),
-        metadata=json.loads(row[6]),
+        doc_ids=tuple(json_text.loads(row[5])),
+        metadata=json_text.loads(row[6]),
         timestamp=row[7],
-        attrs=json.loads(row[8]),
+        attrs=json_text.loads(row[8]),
     )
 
 
@@ -282,8 +283,8 @@ def hit_record(row: Sequence[Any]) -> SearchRecord:
         text=row[2],
         terms=(),
         vector=NO_VECTOR,
-        doc_ids=tuple(json.loads(row[3])),
-        metadata=json.loads(row[4]),
+        doc_ids=tuple(json_text.loads(row[3])),
+        metadata=json_text.loads(row[4]),
         timestamp=row[5],
-        attrs=json.loads(row[6]),
+        attrs=json_text.loads(row[6]),
     )

@@ -13,6 +13,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from ragstream.common import json_text
 from ragstream.common.config import LLMConfig
 from ragstream.common.providers.llm import ChatMessage, ChatModel
 from ragstream.common.storage.protocols import CacheStore
@@ -23,13 +24,18 @@ MESSAGE_OVERHEAD_TOKENS = 4
 
 
 def cache_key(model: str, messages: Sequence[ChatMessage], parameters: Mapping[str, object]) -> str:
-    """sha256 hex of the canonical JSON of (model, messages, parameters)."""
-    payload = {
-        "model": model,
-        "messages": [[message.role, message.content] for message in messages],
-        "parameters": dict(parameters),
-    }
-    canonical = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    """sha256 hex of the canonical JSON of (model, messages, parameters): `json.dumps` of
+    {"model", "messages", "parameters"} with sorted keys, compact, not ASCII-escaped. The
+    messages (the bulk) are written by `json_text`, which writes strings and lists alike;
+    the parameters by `json`, which spells their floats as the keys stored so far have."""
+    pairs = [[message.role, message.content] for message in messages]
+    settings = json.dumps(
+        dict(parameters), sort_keys=True, ensure_ascii=False, separators=(",", ":")
+    )
+    canonical = (
+        f'{{"messages":{json_text.dumps(pairs)},"model":{json_text.dumps(model)},'
+        f'"parameters":{settings}}}'
+    )
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 

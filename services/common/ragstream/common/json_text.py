@@ -1,0 +1,28 @@
+"""JSON text on the hot paths: the embedded stores' rows, the event log's headers, and the
+bodies of the HTTP model endpoints, by orjson (README, "Indexing in several processes").
+
+`dumps` writes what `json.dumps(value, ensure_ascii=False, separators=(",", ":"))` writes
+for strings, integers, booleans, None, lists and dicts (keys that are not strings become
+strings, as there), so rows written before and after read the same; some floats are spelled
+otherwise ("1e-5" for "1e-05"), the same numbers. `loads` reads any JSON text, and its error
+is a ValueError, as `json.loads`'s is.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+
+def dumps(value: object) -> str:
+    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+
+
+def dumps_bytes(value: object) -> bytes:
+    """`dumps` as UTF-8 bytes, for a request body."""
+    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
+
+
+def loads(text: str | bytes) -> Any:
+    return orjson.loads(text)
