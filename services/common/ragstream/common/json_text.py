@@ -10,18 +10,24 @@ is a ValueError, as `json.loads`'s is.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import orjson
 
 
 def dumps(value: object) -> str:
-    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    return dumps_bytes(value).decode()
 
 
 def dumps_bytes(value: object) -> bytes:
     """`dumps` as UTF-8 bytes, for a request body."""
-    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
+    try:
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
+    except orjson.JSONEncodeError:
+        # What orjson refuses and json writes (an integer beyond 64 bits) is written as
+        # json writes it; what neither writes raises json's error.
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 def loads(text: str | bytes) -> Any:

@@ -1,0 +1,46 @@
+"""JSON text by orjson: the same text `json` writes for what the stores hold, and read back."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ragstream.common import json_text
+
+SCALARS = st.none() | st.booleans() | st.integers() | st.text()
+VALUES = st.recursive(
+    SCALARS, lambda inner: st.lists(inner) | st.dictionaries(st.text(), inner), max_leaves=20
+)
+FLOATS = st.floats(allow_nan=False, allow_infinity=False)
+
+
+def reference(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+@given(VALUES)
+def test_the_text_is_what_json_writes(value: Any) -> None:
+    # Integers beyond 64 bits included: orjson refuses them, json writes them.
+    assert json_text.dumps(value) == reference(value)
+    assert json_text.dumps_bytes(value) == reference(value).encode()
+    assert json_text.loads(json_text.dumps(value)) == value
+
+
+@given(st.recursive(SCALARS | FLOATS, st.lists, max_leaves=20))
+def test_floats_read_back_as_the_same_numbers(value: Any) -> None:
+    assert json_text.loads(json_text.dumps(value)) == json.loads(reference(value))
+
+
+def test_keys_that_are_not_strings_become_strings_as_json_makes_them() -> None:
+    assert json_text.dumps({1: "x", "b": [1, 2]}) == '{"1":"x","b":[1,2]}'
+
+
+def test_what_json_cannot_write_is_json_s_error_and_bad_text_a_value_error() -> None:
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        json_text.dumps({"a": object()})
+    with pytest.raises(ValueError):
+        json_text.loads('{"a": ')
