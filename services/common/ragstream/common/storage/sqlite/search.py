@@ -36,7 +36,6 @@ from ragstream.common.storage.sqlite.ann import ApproximateIndex
 from ragstream.common.storage.sqlite.db import Database
 from ragstream.common.storage.sqlite.dense import (
     DenseIndex,
-    DimensionMismatchError,
     VectorIndex,
 )
 from ragstream.common.storage.sqlite.hit_cache import HitCache
@@ -120,21 +119,14 @@ class SqliteSearchStore:
         applied: list[_Key],
         changes: lexical.TermChanges,
     ) -> None:
-        dim = search_rows.stored_dim(conn, collection, workspace)
-        if dim is not None and encoded.dim != dim:
-            odd = encoded.records[0]
-            raise DimensionMismatchError(
-                f"{collection.value} of workspace {workspace!r} hold {dim}-d vectors, "
-                f"record {odd.id!r} has {encoded.dim}: the embedding model "
-                "changed; rebuild the index (re-ingest into a new data_dir)"
-            )
+        search_rows.check_dim(conn, collection, workspace, encoded)
         tables = schema.tables(collection)
         pks = search_rows.write_records(conn, tables, workspace, encoded, changes)
         generation = search_rows.bump_state(conn, collection, workspace, encoded.dim)
         self._postings.changed((collection, workspace), generation, changes.terms())
         self._hits.changed((collection, workspace), generation, pks)
-        matrix = encoded.matrix
-        self._apply((collection, workspace), generation, lambda index: index.upsert(pks, matrix))
+        add = encoded.matrix
+        self._apply((collection, workspace), generation, lambda index: index.upsert(pks, add))
         applied.append((collection, workspace))
 
     async def delete(self, collection: Collection, workspace: str, ids: Sequence[str]) -> None:

@@ -179,6 +179,19 @@ def encode(records: Sequence[SearchRecord]) -> Encoded:
     return Encoded(unique, rows, terms, np.stack(vectors))
 
 
+def check_dim(
+    conn: sqlite3.Connection, collection: Collection, workspace: str, encoded: Encoded
+) -> None:
+    """Refuses vectors of another size than those the workspace holds in the collection."""
+    dim = stored_dim(conn, collection, workspace)
+    if dim is not None and encoded.dim != dim:
+        raise DimensionMismatchError(
+            f"{collection.value} of workspace {workspace!r} hold {dim}-d vectors, "
+            f"record {encoded.records[0].id!r} has {encoded.dim}: the embedding model "
+            "changed; rebuild the index (re-ingest into a new data_dir)"
+        )
+
+
 def write_records(
     conn: sqlite3.Connection,
     tables: schema.Tables,
