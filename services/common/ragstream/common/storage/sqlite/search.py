@@ -34,10 +34,7 @@ from ragstream.common.storage.sqlite import bm25, lexical, search_rows, vector_f
 from ragstream.common.storage.sqlite import search_schema as schema
 from ragstream.common.storage.sqlite.ann import ApproximateIndex
 from ragstream.common.storage.sqlite.db import Database
-from ragstream.common.storage.sqlite.dense import (
-    DenseIndex,
-    VectorIndex,
-)
+from ragstream.common.storage.sqlite.dense import DenseIndex, VectorIndex
 from ragstream.common.storage.sqlite.hit_cache import HitCache
 from ragstream.common.storage.sqlite.postings_cache import PostingsCache
 
