@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import time
 from collections.abc import Mapping, Sequence
 
+from ragstream.common import json_text
 from ragstream.common.models import Mention, MentionKind
 from ragstream.common.storage.sqlite.db import Database, Migration
 
@@ -61,7 +61,7 @@ def _mention(row: Sequence[object]) -> Mention:
 
 
 def _ids(values: Sequence[str]) -> str:
-    return json.dumps(list(values), ensure_ascii=False)
+    return json_text.dumps(list(values))
 
 
 class SqliteMentionStore:

@@ -163,14 +163,13 @@ def encode(records: Sequence[SearchRecord]) -> Encoded:
     is written once, as its last copy (what writing each in turn would leave)."""
     unique = list({record.id: record for record in records}.values())
     vectors = [unit_vector(record.vector, record.id) for record in unique]
-    sizes = {vector.shape[0] for vector in vectors}
-    if len(sizes) > 1:
-        first = vectors[0].shape[0]
-        odd = next(r for r, v in zip(unique, vectors, strict=True) if v.shape[0] != first)
-        raise DimensionMismatchError(
-            f"records of one write hold vectors of sizes {sorted(sizes)} (record {odd.id!r} "
-            f"has {odd.vector.shape[0]}, {unique[0].id!r} {first})"
-        )
+    dim = vectors[0].shape[0]
+    for record, vector in zip(unique, vectors, strict=True):
+        if vector.shape[0] != dim:
+            raise DimensionMismatchError(
+                f"records of one write hold vectors of different sizes: {unique[0].id!r} "
+                f"has {dim}, {record.id!r} {vector.shape[0]}"
+            )
     terms = [Counter(schema.usable_terms(record.terms)) for record in unique]
     rows = [
         schema.record_row(record, vector, counts.total())

@@ -15,7 +15,6 @@ that every write increments, so an in-memory vector index can tell that it is st
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -221,7 +220,7 @@ def query_terms(terms: Sequence[str]) -> list[str]:
 
 
 def json_list(values: Sequence[str] | Sequence[int]) -> str:
-    return json.dumps(list(values), ensure_ascii=False)
+    return json_text.dumps(list(values))
 
 
 def _json(value: Any) -> str:
