@@ -11,7 +11,8 @@ embedded bus, both indexing stages, until the index is current):
   NLP extractor), one document per passage, as `ragstream eval multihop` indexes it.
 
 Printed: wall time to current, CPU time of the pipeline's process (all its threads; steadier
-than wall time on a shared machine) and of each kind of thread, time per stage (summed span
+than wall time on a shared machine) and of each kind of thread, the cores kept busy and
+the shortest time that CPU could take on them (`cores_report`), time per stage (summed span
 time: chunk, extract, write, remove, merge batches, summaries, embedding batches), chunks/s
 and the chunk count of fixed 1,200/100-token windows, records/s (entities and relations
 written by stage 2), embedding requests and texts, LLM calls by kind, prompt characters and
@@ -92,6 +93,20 @@ per record instead of once per term (6827654), and the writer's connection witho
 timeout of its own (0251b82): one process 5.39-5.64 s (60-63 chunks/s) before, 4.95-5.14 s
 (66-68) after; two processes 4.05-4.20 s (80-83) before, 3.88-4.02 s (84-87) after. Deletes
 of 85 documents 1.86-2.47 s before, 1.83-2.25 s after.
+
+How far two processes could go (2026-12-07, a slow spell, 68dd527; `cores_busy` and
+`cpu_bound_seconds` are printed with the other figures), one process and two in turn, four
+rounds:
+
+    run     s to current          CPU s (+ test server)               cores busy
+    one     6.99 7.14 6.93 8.38   6.72+1.43 6.88+1.52 6.74+1.39 8.16+1.66   1.17-1.18
+    two     6.07 5.50 5.83 5.86   8.36+1.50 7.38+1.30 7.70+1.31 8.06+1.47   1.55-1.63
+
+Two processes spend 7 to 24% more CPU than one on the same events, and the test server's
+CPU shares the same two cores, so their run cannot end before (CPU + server) / 2: 4.93,
+4.34, 4.51 and 4.76 s. The one-process times over those bounds are 1.42, 1.65, 1.54 and
+1.76: the most two processes could gain in those rounds with no wait and no serial step.
+They gained 1.15, 1.30, 1.19 and 1.43.
 """
 
 from __future__ import annotations
@@ -292,6 +307,19 @@ async def record_counts(backends: Backends, workspace: str) -> dict[str, int]:
     return {c.value: await search.count(c, workspace) for c in Collection}
 
 
+def cores_report(cpu_seconds: float, seconds: float) -> dict[str, float]:
+    """How busy the cores were: the pipeline's and the test server's CPU over the time to
+    current (`cores_busy`), and the shortest time that CPU could have taken on the cores this
+    process may run on (`cpu_bound_seconds`, with no wait and no serial step). A run's time to
+    current over another's `cpu_bound_seconds` bounds the speed-up the other could reach."""
+    cores = len(os.sched_getaffinity(0))
+    return {
+        "cores": cores,
+        "cores_busy": round(cpu_seconds / seconds, 2),
+        "cpu_bound_seconds": round(cpu_seconds / cores, 2),
+    }
+
+
 def corpus_settings(
     data_dir: Path, base_url: str, check: bool = True, embedding: str = "test", processes: int = 1
 ) -> Settings:
@@ -331,6 +359,7 @@ async def corpus_run(
             "seconds": round(seconds, 2), "documents_seconds": round(stage1, 2),
             "cpu_seconds": round(cpu, 2), "thread_cpu_seconds": thread_seconds,
             "test_server_cpu_seconds": round(llm_cpu, 2),
+            **cores_report(cpu + llm_cpu, seconds),
             "chunks": records["chunks"], "chunks_per_s": round(records["chunks"] / seconds, 1),
             "fixed_window_chunks": fixed_windows(changes, settings.chunking),
             "entities": records["entities"], "relations": records["relations"],
