@@ -8,6 +8,7 @@ A few run the real OpenAIEmbedder against the OpenAI-compatible test server.
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -18,9 +19,10 @@ from hypothesis import strategies as st
 
 from ragstream.common.config import EmbeddingConfig
 from ragstream.common.providers import ProviderError
-from ragstream.common.providers.batch_plan import plan_batch, token_bounds
+from ragstream.common.providers.batch_plan import counted_bytes, plan_batch, token_bounds
 from ragstream.common.providers.embedding import Embedder, HashEmbedder, Matrix, OpenAIEmbedder
 from ragstream.common.providers.scheduler import (
+    INLINE_COUNT_BYTES,
     EmbeddingScheduler,
     Priority,
     SchedulerClosedError,
@@ -74,7 +76,8 @@ def texts(prefix: str, count: int) -> list[str]:
 
 
 async def started(coro: Any) -> asyncio.Task[Matrix]:
-    """A task for `coro`, run until its request is queued (embed queues before it awaits)."""
+    """A task for `coro`, run until its request is queued (embed queues before it awaits,
+    unless its texts are counted on a worker thread: INLINE_COUNT_BYTES)."""
     task: asyncio.Task[Matrix] = asyncio.create_task(coro)
     await asyncio.sleep(0)
     return task
@@ -123,6 +126,8 @@ def test_token_bounds_count_only_the_texts_that_can_reach_the_limit() -> None:
     short, han, long = "a short text", "汉字", "x" * 600
     assert token_bounds([short, han, long], count, short=500) == [len(short), 6, 7]
     assert counted == [long]
+    assert counted_bytes([short, han, long], short=500) == 600
+    assert counted_bytes([short, han], short=500) == 0
 
 
 @given(st.text(max_size=200))
@@ -387,6 +392,44 @@ async def test_close_before_the_owner_task_ran_fails_the_queued_request(
     await scheduler.close()
     with pytest.raises(SchedulerClosedError):
         await queued
+    assert recording.calls == []
+
+
+async def test_a_large_request_is_counted_beside_the_event_loop(recording: Recording) -> None:
+    threads: dict[str, int] = {}
+
+    def count(text: str) -> int:
+        threads[text[0]] = threading.get_ident()
+        return len(text) // 4
+
+    large, small = "x" * (INLINE_COUNT_BYTES + 1), "y" * 600
+    async with EmbeddingScheduler(recording, config(), count=count) as scheduler:
+        assert len(await scheduler.embed([large])) == 1
+        assert len(await scheduler.embed([small])) == 1
+    loop_thread = threading.get_ident()
+    assert threads["x"] != loop_thread
+    assert threads["y"] == loop_thread
+    assert recording.calls == [[large], [small]]
+
+
+async def test_a_scheduler_closed_while_counting_refuses_the_request(
+    recording: Recording,
+) -> None:
+    counting, release = threading.Event(), threading.Event()
+
+    def count(text: str) -> int:
+        counting.set()
+        release.wait(5)
+        return 1
+
+    scheduler = EmbeddingScheduler(recording, config(), count=count)
+    request = asyncio.create_task(scheduler.embed(["x" * (INLINE_COUNT_BYTES + 1)]))
+    assert await asyncio.to_thread(counting.wait, 5)
+    await scheduler.close()
+    release.set()
+    with pytest.raises(SchedulerClosedError):
+        async with asyncio.timeout(5):  # queued in a closed scheduler, it would wait forever
+            await request
     assert recording.calls == []
 
 

@@ -36,6 +36,12 @@ def plan_batch(pending: Iterable[Sequence[int]], max_texts: int, max_tokens: int
     return taken
 
 
+def counted_bytes(texts: Sequence[str], short: int) -> int:
+    """The UTF-8 bytes of the texts that `token_bounds` counts exactly (those over `short`)."""
+    sizes = (len(text.encode("utf-8")) for text in texts)
+    return sum(size for size in sizes if size > short)
+
+
 def token_bounds(texts: Sequence[str], count: Callable[[str], int], short: int) -> list[int]:
     """Each text's token count for the batch limit, counted only where it can matter.
 

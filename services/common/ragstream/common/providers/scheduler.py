@@ -47,7 +47,7 @@ from opentelemetry.trace import SpanKind
 from ragstream.common.config import EmbeddingConfig
 from ragstream.common.instruments import record_embedding_batch
 from ragstream.common.providers import ProviderError
-from ragstream.common.providers.batch_plan import plan_batch, token_bounds
+from ragstream.common.providers.batch_plan import counted_bytes, plan_batch, token_bounds
 from ragstream.common.providers.calls_out import CallsOut
 from ragstream.common.providers.embedding import Embedder, Matrix
 from ragstream.common.providers.embedding_request import EmbeddingRequest, Piece, fail_pieces
@@ -61,6 +61,10 @@ log = logging.getLogger(__name__)
 AWAIT_ROUND_TRIPS = 4.0
 """How long a partial batch waits for near announced requests (forecast.py), in recent
 provider round trips from its oldest request's arrival."""
+
+INLINE_COUNT_BYTES = 16_384
+"""Texts to count exactly up to this size (about 4,000 tokens, a millisecond) are counted on
+the event loop; more go to a worker thread."""
 
 
 class Priority(enum.IntEnum):
@@ -148,8 +152,9 @@ class EmbeddingScheduler:
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         self._ensure_started()
+        tokens = await self._token_bounds(texts)
+        self._ensure_started()  # closed while the texts were counted: nothing would serve it
         loop = asyncio.get_running_loop()
-        tokens = token_bounds(texts, self._count, self._max_tokens // self._max_texts)
         now = loop.time()
         priority = self._priority if priority is None else priority
         idle = not (self._pending_texts or self._out or self.forecast.any_near(priority))
@@ -170,6 +175,16 @@ class EmbeddingScheduler:
         # Cancelling this task cancels the future too, which is what marks the request as
         # withdrawn for the owner task.
         return await request.future
+
+    async def _token_bounds(self, texts: Sequence[str]) -> list[int]:
+        """The texts' token bounds (batch_plan.token_bounds). When more than
+        INLINE_COUNT_BYTES need an exact count (a document's chunks; tiktoken takes about
+        0.3 ms per thousand tokens), they are counted on a worker thread, where tiktoken runs
+        without the GIL, beside the event loop; a query's texts are bounded here."""
+        short = self._max_tokens // self._max_texts
+        if counted_bytes(texts, short) <= INLINE_COUNT_BYTES:
+            return token_bounds(texts, self._count, short)
+        return await asyncio.to_thread(token_bounds, texts, self._count, short)
 
     async def close(self) -> None:
         """Fails queued and in-flight requests with SchedulerClosedError, stops the owner
