@@ -102,7 +102,7 @@ rounds:
     one     6.99 7.14 6.93 8.38   6.72+1.43 6.88+1.52 6.74+1.39 8.16+1.66   1.17-1.18
     two     6.07 5.50 5.83 5.86   8.36+1.50 7.38+1.30 7.70+1.31 8.06+1.47   1.55-1.63
 
-Two processes spend 7 to 24% more CPU than one on the same events, and the test server's
+Two processes spend 0.99x to 1.24x the CPU of one on the same events, and the test server's
 CPU shares the same two cores, so their run cannot end before (CPU + server) / 2: 4.93,
 4.34, 4.51 and 4.76 s. The one-process times over those bounds are 1.42, 1.65, 1.54 and
 1.76: the most two processes could gain in those rounds with no wait and no serial step.
