@@ -56,6 +56,19 @@ def test_rule_evidence_wins_over_the_model() -> None:
     assert model[entity_key("Tern S3.1")] == "product"
 
 
+def test_an_airport_is_a_place_whatever_the_model_reads_in_it() -> None:
+    # The small model reads "Gatwick Airport" in this sentence as a person.
+    text = (
+        "In June 1958, a Jersey Airlines de Havilland Heron became the first commercial"
+        " airliner to arrive at the newly reconstructed Gatwick Airport."
+    )
+    assert [t.entity_type for t in tagger().tag([text]) if t.name == "Gatwick Airport"] == [
+        "person"
+    ]
+    types = {e.name: e.type for e in extract_offline(text, tagger()).entities}
+    assert types["Gatwick Airport"] == "location"
+
+
 def test_every_person_of_the_corpus_is_a_person_with_the_model() -> None:
     people = ["Ingrid Halvorsen", "Tomasz Brejcha", "Jonas Eide", "Zhou Mingzhe", "Mira Okafor"]
     found = types_in("leadership-team.md", True)

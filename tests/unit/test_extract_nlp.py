@@ -13,6 +13,7 @@ from ragstream.cli import demo_data
 from ragstream.indexer.stages.extract.names import entity_key
 from ragstream.indexer.stages.extract.nlp_extractor import NLPExtractor, extract_offline
 from ragstream.indexer.stages.extract.nlp_junk import everyday_word, mostly_lowercase, split_remnant
+from ragstream.indexer.stages.extract.nlp_spans import Span, alias_pairs
 from ragstream.indexer.stages.extract.records import ExtractionResult
 from ragstream.indexer.stages.extract.sentences import split_sentences
 
@@ -179,6 +180,23 @@ def test_chinese_names_and_their_latin_aliases() -> None:
     assert "研究所" not in types
     pair = next(r for r in result.relations if {r.source, r.target} == {"周明哲", "Zhou Mingzhe"})
     assert pair.weight == 1.0
+
+
+def test_labelled_codes_in_parentheses_are_no_aliases() -> None:
+    text = (
+        "Stockholm Arlanda Airport (IATA: ARN, ICAO: ESSA) is an international airport in"
+        " Sweden. It is run by Swedavia."
+    )
+    sentence = split_sentences(text)[0]
+    names = ["Stockholm Arlanda Airport", "IATA", "ARN", "ICAO", "ESSA"]
+    spans = [Span(n, sentence.find(n), sentence.find(n) + len(n)) for n in names]
+    assert alias_pairs(sentence, spans) == []
+    types = {e.name: e.type for e in extract_offline(text).entities}
+    assert types["Stockholm Arlanda Airport"] == "location"
+    assert types.get("ICAO") != "location" and types.get("ESSA") != "location"
+    unlabelled = "Halvorsen Aquatics (HA) makes sensors."
+    spans = [Span("Halvorsen Aquatics", 0, 18), Span("HA", 20, 22)]
+    assert alias_pairs(unlabelled, spans) == [("Halvorsen Aquatics", "HA")]
 
 
 def test_sentences_join_wrapped_lines_and_keep_headings_apart() -> None:

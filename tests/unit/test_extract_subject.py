@@ -34,6 +34,35 @@ from ragstream.indexer.stages.extract.nlp_subject import subject_type
         # A member of an assembly or a house is a person; the Nth member of a union is not.
         ("Fred H. Frank was a member of the Wisconsin State Assembly.", "person"),
         ("South Sudan is the 193rd member of the United Nations.", None),
+        # A clause after the definition defines nothing ("his native country"); nor does a
+        # head noun that ends a name inside the phrase ("United States").
+        (
+            "Arnoud Eugène van der Biesen (December 28, 1899 Semarang, Dutch East Indies) was"
+            " a sailor from the Netherlands, who represented his native country.",
+            "person",
+        ),
+        ("Ross was a Scot from Leith, who founded a company in the city.", "person"),
+        ("Schwarzenegger is a dual Austrian/United States citizen.", None),
+        ("Bowie is a city in the United States of America.", "location"),
+        # No head noun of its own: a place the rest of the sentence names, and nothing else.
+        ("Mound Bottom is a prehistoric Native American complex in Cheatham County.", "location"),
+        ("The Piri Reis map is a world map compiled by the Ottoman admiral Piri Reis.", None),
+        ("Hicks Ridge is a rugged ridge located in the Explorers Range.", "location"),
+        # A place made an adjective, a title holding a head noun, and what a phrase after
+        # the noun is about.
+        ("Jeff Jimerson is a Pittsburgh - based singer, best known as an anthem singer.", "person"),
+        ("Otto von Habsburg was the last Crown Prince of Austria-Hungary.", "person"),
+        ("Lo Scolaro was a weekly magazine dedicated to school children.", "product"),
+        ("Fahrelnissa Zeid was a Turkish artist best known for her abstract paintings.", "person"),
+        ("Nature Physics is a monthly, peer reviewed, scientific journal.", "product"),
+        ("Myn M. Hoffman was the fourth Superintendent of the United States Navy.", "person"),
+        ("Abraham Van Helsing is a fictional character from the novel Dracula.", "person"),
+        (
+            "The Enola Gay is a Boeing B-29 Superfortress bomber, named for Enola Gay Tibbets,"
+            " the mother of the pilot.",
+            "product",
+        ),
+        ("NJAES is an entity operated by Rutgers, The State University of New Jersey.", None),
     ],
 )
 def test_the_head_noun_of_the_definition_types_the_subject(

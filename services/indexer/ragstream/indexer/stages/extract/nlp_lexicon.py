@@ -197,7 +197,7 @@ whatever the named-entity model reads in it (organization, work of art, law)."""
 LOCATION_SUFFIXES = _words(
     """Sea Ocean Island Islands Isle Fjord Bay River Lake Coast Mountain Mountains Peninsula
     Strait Gulf Valley County Province Street Road Avenue Harbour Harbor Port Canal Desert Cape
-    Forest Park Region District City"""
+    Forest Park Region District City Airport Airfield Aerodrome Stadium"""
 )
 LOCATION_PREFIXES = _words("Lake Mount Mt Cape Isle Fort Port")
 """Words that open a place's name of two words ("Mount Everest", "Cape Cod", "Lake Michigan");

@@ -57,7 +57,8 @@ def alias_pairs(sentence: str, spans: Sequence[Span]) -> list[tuple[str, str]]:
     "东海海洋感知研究所（East China Sea Institute of Ocean Sensing，简称 ESIOS）" pairs the
     Chinese name with both, "Halvorsen Aquatics (HA)" the two; "Mira Okafor (Tern sensor
     team, Halvorsen Aquatics)" pairs nothing, since "sensor team" is not a name, and
-    "Esther Duflo (MIT)" nothing: a person's affiliation, not another name of hers.
+    "Esther Duflo (MIT)" nothing: a person's affiliation, not another name of hers; nor
+    "Stockholm Arlanda Airport (IATA: ARN, ICAO: ESSA)": labelled codes, not its names.
     """
     pairs: list[tuple[str, str]] = []
     for span in spans:
@@ -74,8 +75,9 @@ def alias_pairs(sentence: str, spans: Sequence[Span]) -> list[tuple[str, str]]:
             cursor = alias.end
         rest.append(sentence[cursor:last])
         filler = "".join(rest)
-        if not _ALIAS_FILLER.sub("", filler):
-            said = bool(_ALIAS_SAID.search(filler))
+        said = bool(_ALIAS_SAID.search(filler))
+        labelled = not said and any(colon in filler for colon in ":：")
+        if not labelled and not _ALIAS_FILLER.sub("", filler):
             pairs.extend((span.name, a.name) for a in inner if said or _another_name(span, a))
     return pairs
 

@@ -131,7 +131,7 @@ def qualifier_type(title: str) -> str | None:
     if _NOBLE_QUALIFIER.match(qualifier):
         return PERSON
     office = head.split(" ", 1)[0] in TITLES and " of " in head  # "Mayor of Elizabeth, ..."
-    return LOCATION if qualifier in _regions() and not office else None
+    return LOCATION if qualifier in regions() and not office else None
 
 
 _EVENT_KINDS = "|".join(sorted(EVENT_SUFFIXES))
@@ -166,7 +166,7 @@ def named_person(title: str, types: Mapping[str, str]) -> bool:
 
 
 @functools.cache
-def _regions() -> frozenset[str]:
+def regions() -> frozenset[str]:
     """English names of the countries and their regions (pycountry's ISO 3166 tables)."""
     import pycountry  # its tables are read for the first title with a comma only
 
