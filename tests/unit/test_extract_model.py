@@ -69,6 +69,21 @@ def test_an_airport_is_a_place_whatever_the_model_reads_in_it() -> None:
     assert types["Gatwick Airport"] == "location"
 
 
+def test_a_place_is_a_place_by_its_kind_or_bearing_around_it() -> None:
+    # The small model reads Waterloo and Stafford here as people, Suvorov Glacier too.
+    text = (
+        "Portland lies partially in the town of Waterloo in Jefferson County. Missouri City is"
+        " bordered by Houston to the north, Stafford to the northwest and Arcola to the"
+        " southeast. Belousov Point lies just north of the terminus of Suvorov Glacier."
+    )
+    types = {e.name: e.type for e in extract_offline(text, tagger()).entities}
+    assert {name: types[name] for name in ("Waterloo", "Stafford", "Suvorov Glacier")} == {
+        "Waterloo": "location",
+        "Stafford": "location",
+        "Suvorov Glacier": "location",
+    }
+
+
 def test_every_person_of_the_corpus_is_a_person_with_the_model() -> None:
     people = ["Ingrid Halvorsen", "Tomasz Brejcha", "Jonas Eide", "Zhou Mingzhe", "Mira Okafor"]
     found = types_in("leadership-team.md", True)

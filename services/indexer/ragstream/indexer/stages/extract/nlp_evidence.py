@@ -2,10 +2,12 @@
 one occurrence of it.
 
 Its own words: a head that is an organization's or a place's suffix ("Halvorsen Aquatics
-Ltd", "Port of Bergen"), an event's prefix or suffix, a version number (a product), an
-honour's head (a concept). Around it: a role or a speech verb before a person-shaped name,
-"who" or a role after it; an organization's role or verb after a name; a preposition of
-place before a name that ends its phrase; a dateline after it ("Bergen, 3 May").
+Ltd", "Port of Bergen", "Suvorov Glacier"), an event's prefix or suffix, a version number (a
+product), an honour's head (a concept). Around it: a role or a speech verb before a
+person-shaped name, "who" or a role after it; an organization's role or verb after a name; a
+preposition of place before a name that ends its phrase, a place's kind or a bearing before
+it ("the town of Waterloo", "north of Uppsala"); a dateline or a bearing after it ("Bergen, 3
+May", "Stafford to the northwest").
 """
 
 from __future__ import annotations
@@ -43,6 +45,14 @@ _ORG_AFTER = re.compile(
     r"^(?:,\s+|\s+is\s+)(?:a|an|the)\s+(?:(?!of\b)[\w-]+\s+){0,4}?"
     rf"(?:{lex.ORG_ROLES}){_END}|^\s+(?:{lex.ORG_VERBS_AFTER})\b"
 )
+_PLACE_OF = re.compile(
+    r"\b(?:town|city|village|hamlet|county|state|province|district|municipality|township"
+    r"|region|(?:north|south|east|west)(?:east|west)?)\s+of\s+(?:the\s+)?$",
+    re.IGNORECASE,
+)
+"""A place's kind or a bearing before a name: "in the town of Waterloo", "north of Uppsala"."""
+_BEARING_AFTER = re.compile(r"^,?\s+to the (?:north|south|east|west)(?:east|west)?\b")
+"""A bearing after a name: "Stafford to the northwest, Sugar Land to the west"."""
 _CONTEXT_CHARS = 48
 """How far before a name its cues are looked for ("written by ESIOS engineer")."""
 
@@ -113,7 +123,9 @@ def context(tokens: list[Token], shaped: bool, titled: bool, sentence: str, afte
     has_digit = any(char.isdigit() for token in tokens for char in token.text)
     if not has_digit and (before in lex.LOCATION_BEFORE and _ends_phrase(after)):
         evidence.add(lex.LOCATION)
-    if DATELINE.match(after):
+    if DATELINE.match(after) or _BEARING_AFTER.match(after):
+        evidence.add(lex.LOCATION)
+    if not has_digit and _PLACE_OF.search(window):
         evidence.add(lex.LOCATION)
     return evidence
 

@@ -197,7 +197,9 @@ whatever the named-entity model reads in it (organization, work of art, law)."""
 LOCATION_SUFFIXES = _words(
     """Sea Ocean Island Islands Isle Fjord Bay River Lake Coast Mountain Mountains Peninsula
     Strait Gulf Valley County Province Street Road Avenue Harbour Harbor Port Canal Desert Cape
-    Forest Park Region District City Airport Airfield Aerodrome Stadium"""
+    Forest Park Region District City Airport Airfield Aerodrome Stadium Glacier Peak Creek Canyon
+    Reef Falls Wilderness Volcano Plateau Lagoon Reservoir Archipelago Atoll Township Prefecture
+    Oblast Krai Governorate"""
 )
 LOCATION_PREFIXES = _words("Lake Mount Mt Cape Isle Fort Port")
 """Words that open a place's name of two words ("Mount Everest", "Cape Cod", "Lake Michigan");
