@@ -22,6 +22,7 @@ from ragstream.indexer.stages.extract.nlp_model import (
     not_names,
 )
 from ragstream.indexer.stages.extract.nlp_possessive import possessive_names
+from ragstream.indexer.stages.extract.sentences import split_sentences
 
 CORPUS = demo_data.CORPUS
 
@@ -82,6 +83,18 @@ def test_a_place_is_a_place_by_its_kind_or_bearing_around_it() -> None:
         "Stafford": "location",
         "Suvorov Glacier": "location",
     }
+
+
+def test_a_name_listed_with_others_of_one_kind_is_of_that_kind() -> None:
+    text = (
+        "Sabirni centar is a 1989 film directed by Goran Marković, starring Rade Marković,"
+        " Bogdan Diklić, Dragan Nikolić, Aleksandar Berček and Mirjana Karanović."
+    )
+    sentence = split_sentences(text)[0]
+    tagged = {t.name: t.entity_type for t in tagger().tag([sentence])}
+    assert tagged["Mirjana Karanović"] == "organization"  # the small model's reading
+    types = {e.name: e.type for e in extract_offline(text, tagger()).entities}
+    assert types["Mirjana Karanović"] == "person"
 
 
 def test_every_person_of_the_corpus_is_a_person_with_the_model() -> None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence, Set
+from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 
 from ragstream.common.models import relation_key
@@ -43,6 +43,7 @@ from ragstream.indexer.stages.extract.nlp_lexicon import (
     SUBJECT_PRONOUNS,
     TITLES,
 )
+from ragstream.indexer.stages.extract.nlp_lists import MIN_LISTED, list_types, listed_runs
 from ragstream.indexer.stages.extract.nlp_model import (
     GROUP,
     NOT_A_NAME,
@@ -152,6 +153,7 @@ def extract_offline(text: str, tagger: NameTagger | None = None) -> ExtractionRe
             k: v for k, v in votes.items() if CONCEPT not in names.evidence.get(k, ())
         }
         types = apply_votes(types, typed_by_model)
+    types |= _listed(sentences, names, types)
     title = names.title or ""
     if types.get(title) == CONCEPT and named_person(names.spelling[title], types):
         types[title] = PERSON  # "Cecilia Jarlskog" over "Jarlskog obtained her doctorate"
@@ -325,6 +327,19 @@ def _scan(sentences: Sequence[str], names: _Names) -> list[list[str]]:
         if subject is None and keys:
             subject = next(iter(keys))
     return found
+
+
+def _listed(sentences: Sequence[str], names: _Names, types: Mapping[str, str]) -> dict[str, str]:
+    """The types that lists of names give their members (nlp_lists)."""
+    if len(names.spelling) < MIN_LISTED:
+        return {}
+    matcher = _matcher(names.variants)
+    runs = [
+        [names.variants[text] for text in run]
+        for sentence in sentences
+        for run in listed_runs(sentence, list(matcher.finditer(sentence)))
+    ]
+    return list_types(runs, types, {key for key, kinds in names.evidence.items() if kinds})
 
 
 def _matcher(spellings: Iterable[str]) -> re.Pattern[str]:
