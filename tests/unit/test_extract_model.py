@@ -85,6 +85,16 @@ def test_a_place_is_a_place_by_its_kind_or_bearing_around_it() -> None:
     }
 
 
+def test_an_organization_or_a_gallery_is_one_by_its_last_word() -> None:
+    text = (
+        "Seattle has galleries, including Soil Art Gallery. They are on the World Health"
+        " Organization's List of Essential Medicines."
+    )
+    types = {e.name: e.type for e in extract_offline(text, tagger()).entities}
+    assert types["Soil Art Gallery"] == "organization"
+    assert types["World Health Organization"] == "organization"
+
+
 def test_a_name_listed_with_others_of_one_kind_is_of_that_kind() -> None:
     text = (
         "Sabirni centar is a 1989 film directed by Goran Marković, starring Rade Marković,"

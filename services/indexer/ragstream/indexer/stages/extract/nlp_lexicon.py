@@ -147,7 +147,8 @@ ORG_SUFFIXES = _words(
     Aerospace Motors Airlines Airways Energy Electronics Semiconductors Networks Software Systems
     Technologies Solutions Industries Logistics Shipping Equipment Media Studios Press Insurance
     Securities Consulting Services Enterprises Federation Union Party Office Bureau Church Museum
-    Library Center Centre FC F.C AFC A.F.C S.C C.F"""
+    Library Center Centre FC F.C AFC A.F.C S.C C.F Organization Organisation Orchestra Gallery
+    Galleries"""
 )
 """Last words of organization names."""
 MEDIA_SUFFIXES = _words(
