@@ -35,6 +35,17 @@ def test_floats_read_back_as_the_same_numbers(value: Any) -> None:
     assert json_text.loads(json_text.dumps(value)) == json.loads(reference(value))
 
 
+def test_integers_beyond_64_bits_read_back_exactly() -> None:
+    # orjson reads them as floats; a user's 20-digit id must not lose its last digits.
+    beyond = [-(2**63) - 1, 2**64, 12345678901234567890123]
+    assert json_text.loads(json_text.dumps(beyond)) == beyond
+    assert json_text.loads(json_text.dumps_bytes({"id": 2**64})) == {"id": 2**64}
+    assert json_text.loads('{"hash": "1234567890123456789012", "n": 1.5}') == {
+        "hash": "1234567890123456789012",
+        "n": 1.5,
+    }
+
+
 def test_keys_that_are_not_strings_become_strings_as_json_makes_them() -> None:
     assert json_text.dumps({1: "x", "b": [1, 2]}) == '{"1":"x","b":[1,2]}'
 
