@@ -34,6 +34,11 @@ def tagger() -> SpacyTagger:
     return loaded
 
 
+def model_types(text: str) -> dict[str, str]:
+    """Name -> type of the entities extracted from `text` with the model."""
+    return {e.name: e.type for e in extract_offline(text, tagger()).entities}
+
+
 def types_in(document: str, with_model: bool) -> dict[str, str]:
     text = (CORPUS / document).read_text(encoding="utf-8")
     result = extract_offline(text, tagger() if with_model else None)
@@ -66,7 +71,7 @@ def test_an_airport_is_a_place_whatever_the_model_reads_in_it() -> None:
     assert [t.entity_type for t in tagger().tag([text]) if t.name == "Gatwick Airport"] == [
         "person"
     ]
-    types = {e.name: e.type for e in extract_offline(text, tagger()).entities}
+    types = model_types(text)
     assert types["Gatwick Airport"] == "location"
 
 
@@ -77,7 +82,7 @@ def test_a_place_is_a_place_by_its_kind_or_bearing_around_it() -> None:
         " bordered by Houston to the north, Stafford to the northwest and Arcola to the"
         " southeast. Belousov Point lies just north of the terminus of Suvorov Glacier."
     )
-    types = {e.name: e.type for e in extract_offline(text, tagger()).entities}
+    types = model_types(text)
     assert {name: types[name] for name in ("Waterloo", "Stafford", "Suvorov Glacier")} == {
         "Waterloo": "location",
         "Stafford": "location",
@@ -90,7 +95,7 @@ def test_an_organization_or_a_gallery_is_one_by_its_last_word() -> None:
         "Seattle has galleries, including Soil Art Gallery. They are on the World Health"
         " Organization's List of Essential Medicines."
     )
-    types = {e.name: e.type for e in extract_offline(text, tagger()).entities}
+    types = model_types(text)
     assert types["Soil Art Gallery"] == "organization"
     assert types["World Health Organization"] == "organization"
 
@@ -103,7 +108,7 @@ def test_a_name_listed_with_others_of_one_kind_is_of_that_kind() -> None:
     sentence = split_sentences(text)[0]
     tagged = {t.name: t.entity_type for t in tagger().tag([sentence])}
     assert tagged["Mirjana Karanović"] == "organization"  # the small model's reading
-    types = {e.name: e.type for e in extract_offline(text, tagger()).entities}
+    types = model_types(text)
     assert types["Mirjana Karanović"] == "person"
 
 
@@ -204,7 +209,7 @@ def test_the_models_name_after_an_english_prefix_is_the_name_the_rules_find() ->
     tags = tagger().tag(["He served in the post-World War II era.", "It joined non-NATO states."])
     assert {"World War II", "NATO"} <= {tag.name for tag in tags}
     text = "He served in the post-World War II era. It joined the non-NATO states."
-    types = {e.name: e.type for e in extract_offline(text, tagger()).entities}
+    types = model_types(text)
     assert types["World War II"] == "event"
     assert types["NATO"] == "organization"
 
@@ -212,7 +217,7 @@ def test_the_models_name_after_an_english_prefix_is_the_name_the_rules_find() ->
 def test_the_models_name_without_an_infobox_label_is_the_name_the_rules_find() -> None:
     text = "Selma Director Ava DuVernay Starring David Oyelowo Released 2014 Genre Drama."
     assert "Starring David Oyelowo" not in {tag.name for tag in tagger().tag([text])}
-    types = {e.name: e.type for e in extract_offline(text, tagger()).entities}
+    types = model_types(text)
     assert types["David Oyelowo"] == "person"
 
 
@@ -243,7 +248,7 @@ def test_a_royals_title_is_the_person_the_model_finds_by_the_name_before_of() ->
         "Ida of Lorraine\n\nIda of Lorraine (c. 1040 - 1113) was a noblewoman. Ida's brother "
         "was Godfrey IV, and Ida's son was Baldwin."
     )
-    types = {e.name: e.type for e in extract_offline(text, tagger()).entities}
+    types = model_types(text)
     assert types["Ida"] == "person" and types["Ida of Lorraine"] == "person"
 
 
@@ -279,7 +284,7 @@ def test_an_honour_is_a_concept_whatever_the_model_reads_in_it() -> None:
         "He won the Filmfare Award for Best Female Debut. "
         "She received the Primetime Emmy Award for Outstanding Lead Actress."
     )
-    types = {e.name: e.type for e in extract_offline(text, tagger()).entities}
+    types = model_types(text)
     assert types == {
         "Academy Award for Best Actor": "concept",
         "Filmfare Award for Best Female Debut": "concept",
@@ -349,7 +354,7 @@ def test_the_model_types_a_name_the_rules_write_without_its_last_period() -> Non
         "Elizabeth II visited Martin Luther King Jr. in Atlanta. Warner Bros. made the film. "
         "He played for Chelsea F.C. in 2001."
     )
-    types = {e.name: e.type for e in extract_offline(text, tagger()).entities}
+    types = model_types(text)
     assert types["Martin Luther King Jr"] == "person"
     assert types["Warner Bros"] == "organization"
     assert types["Chelsea F.C"] == "organization"  # the rules' suffix, whatever the model reads
