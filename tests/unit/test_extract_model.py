@@ -126,8 +126,6 @@ def test_sentence_fragments_are_never_names() -> None:
         assert not [name for name in names if "After" in name]
     assert junk_name("1850.After World War II") and not junk_name("J.R.R. Tolkien")
     assert not junk_name("Tern S3.1")
-    assert junk_name("AD 43") and junk_name("53AD") and junk_name("206 BC")
-    assert not junk_name("ADAC") and not junk_name("Tern S3")
 
 
 def test_a_lone_word_neither_rules_nor_model_type_is_dropped() -> None:

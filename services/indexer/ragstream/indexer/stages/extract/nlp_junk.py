@@ -2,7 +2,7 @@
 
 A sentence whose terminator lacks the space after it ("born in 1850.After World War II he")
 runs into the next sentence: the run of capitalized words then starts with the end of one
-sentence. Such a span is a fragment, never a name; nor is a year with its era ("AD 43").
+sentence. Such a span is a fragment, never a name.
 
 A lone everyday word capitalized in a heading, a title or the rest of a split name ("Formed",
 "Disbanded", "Away" of "Home and Away", "Cottage" of "Lincoln's Cottage") names nothing by
@@ -42,15 +42,9 @@ as likely ("Queens" of "Queens and Brooklyn", "Labour", "Guinea")."""
 _MARGIN = math.log(COMMONER)
 
 
-_ERA_YEAR = re.compile(r"(?:AD|BC|BCE|CE)\s?\d{1,4}|\d{1,4}\s?(?:AD|BC|BCE|CE)")
-"""A year with its era ("AD 43", "53AD", "206 BC"): a date, which the rules' digits would
-type a product."""
-
-
 def junk_name(name: str) -> bool:
-    """True when `name` is a fragment of two sentences, or a year with its era, rather than
-    a name."""
-    return _RUN_ON.search(name) is not None or _ERA_YEAR.fullmatch(name) is not None
+    """True when `name` is a fragment of two sentences rather than a name."""
+    return _RUN_ON.search(name) is not None
 
 
 def everyday_word(word: str) -> bool:
