@@ -90,6 +90,15 @@ def test_a_place_is_a_place_by_its_kind_or_bearing_around_it() -> None:
     }
 
 
+def test_a_year_with_its_era_is_a_concept_not_a_product() -> None:
+    text = (
+        "Trajan was born on 18 September 53AD in Hispania Baetica. The invasion of AD 43 began"
+        " in Britain; AD 43 saw Claudius land."
+    )
+    types = model_types(text)
+    assert types.get("53AD") == "concept" and types["AD 43"] == "concept"
+
+
 def test_an_organization_or_a_gallery_is_one_by_its_last_word() -> None:
     text = (
         "Seattle has galleries, including Soil Art Gallery. They are on the World Health"

@@ -57,9 +57,16 @@ _CONTEXT_CHARS = 48
 """How far before a name its cues are looked for ("written by ESIOS engineer")."""
 
 
+_ERA_YEAR = re.compile(r"(?:AD|BC|BCE|CE)\s?\d{1,4}|\d{1,4}\s?(?:AD|BC|BCE|CE)")
+"""A year with its era ("AD 43", "53AD", "206 BC"): a time, which links the passages that
+name it, not a product for its digits."""
+
+
 def intrinsic(tokens: list[Token]) -> set[str]:
     """Evidence from the name's own words: suffixes, prefixes, version numbers."""
     texts = [token.text for token in tokens]
+    if _ERA_YEAR.fullmatch(" ".join(texts)) or _ERA_YEAR.fullmatch("".join(texts)):
+        return {lex.CONCEPT}
     words = [t.text for t in tokens if t.kind in ("name", "letter")]
     inner = [i for i, text in enumerate(texts) if i and text in ("of", "for")]
     head = texts[inner[0] - 1] if inner else words[-1]
