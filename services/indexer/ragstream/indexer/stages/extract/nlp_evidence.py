@@ -65,7 +65,7 @@ name it, not a product for its digits."""
 def intrinsic(tokens: list[Token]) -> set[str]:
     """Evidence from the name's own words: suffixes, prefixes, version numbers."""
     texts = [token.text for token in tokens]
-    if _ERA_YEAR.fullmatch(" ".join(texts)) or _ERA_YEAR.fullmatch("".join(texts)):
+    if _ERA_YEAR.fullmatch(" ".join(texts)):
         return {lex.CONCEPT}
     words = [t.text for t in tokens if t.kind in ("name", "letter")]
     inner = [i for i, text in enumerate(texts) if i and text in ("of", "for")]

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence, Set
+from collections.abc import Iterable, Sequence, Set
 from dataclasses import dataclass, field
 
 from ragstream.common.models import relation_key
@@ -43,7 +43,7 @@ from ragstream.indexer.stages.extract.nlp_lexicon import (
     SUBJECT_PRONOUNS,
     TITLES,
 )
-from ragstream.indexer.stages.extract.nlp_lists import MIN_LISTED, list_types, listed_runs
+from ragstream.indexer.stages.extract.nlp_lists import listed_types
 from ragstream.indexer.stages.extract.nlp_model import (
     GROUP,
     NOT_A_NAME,
@@ -153,13 +153,15 @@ def extract_offline(text: str, tagger: NameTagger | None = None) -> ExtractionRe
             k: v for k, v in votes.items() if CONCEPT not in names.evidence.get(k, ())
         }
         types = apply_votes(types, typed_by_model)
-    types |= _listed(sentences, names, types)
+    if not names.spelling:
+        return ExtractionResult()
+    matcher = _matcher(names.variants)
+    evidenced = {key for key, kinds in names.evidence.items() if kinds}
+    types |= listed_types(sentences, matcher, names.variants, types, evidenced)
     title = names.title or ""
     if types.get(title) == CONCEPT and named_person(names.spelling[title], types):
         types[title] = PERSON  # "Cecilia Jarlskog" over "Jarlskog obtained her doctorate"
-    if not names.spelling:
-        return ExtractionResult()
-    mentions = _scan(sentences, names)
+    mentions = _scan(sentences, matcher, names)
     seen: dict[str, list[int]] = {}
     for index, keys in enumerate(mentions):
         for key in keys:
@@ -172,7 +174,7 @@ def extract_offline(text: str, tagger: NameTagger | None = None) -> ExtractionRe
         )
         for key, indexes in seen.items()
     )
-    relations = _relations(sentences, mentions, names)
+    relations = _relations(sentences, mentions, matcher, names)
     return ExtractionResult(entities=entities, relations=relations)
 
 
@@ -311,10 +313,10 @@ def _known_rest(spelling: str, known: dict[str, str], organizations: list[str]) 
     return None
 
 
-def _scan(sentences: Sequence[str], names: _Names) -> list[list[str]]:
-    """Per sentence, the keys of the names it contains, in order, each once; a sentence
-    opening with a subject pronoun names the chunk's first entity first."""
-    matcher = _matcher(names.variants)
+def _scan(sentences: Sequence[str], matcher: re.Pattern[str], names: _Names) -> list[list[str]]:
+    """Per sentence, the keys of the names it contains (`matcher` finds their spellings), in
+    order, each once; a sentence opening with a subject pronoun names the chunk's first
+    entity first."""
     found: list[list[str]] = []
     subject: str | None = None
     for sentence in sentences:
@@ -329,19 +331,6 @@ def _scan(sentences: Sequence[str], names: _Names) -> list[list[str]]:
     return found
 
 
-def _listed(sentences: Sequence[str], names: _Names, types: Mapping[str, str]) -> dict[str, str]:
-    """The types that lists of names give their members (nlp_lists)."""
-    if len(names.spelling) < MIN_LISTED:
-        return {}
-    matcher = _matcher(names.variants)
-    runs = [
-        [names.variants[text] for text in run]
-        for sentence in sentences
-        for run in listed_runs(sentence, list(matcher.finditer(sentence)))
-    ]
-    return list_types(runs, types, {key for key, kinds in names.evidence.items() if kinds})
-
-
 def _matcher(spellings: Iterable[str]) -> re.Pattern[str]:
     """Leftmost, then longest: "Tern S3.1" before "Tern S3" before "Tern"."""
     # "(?!\.\d)": "Tern S3" is not the start of "Tern S3.1".
@@ -352,7 +341,10 @@ def _matcher(spellings: Iterable[str]) -> re.Pattern[str]:
 
 
 def _relations(
-    sentences: Sequence[str], mentions: Sequence[Sequence[str]], names: _Names
+    sentences: Sequence[str],
+    mentions: Sequence[Sequence[str]],
+    matcher: re.Pattern[str],
+    names: _Names,
 ) -> tuple[ExtractedRelation, ...]:
     pairs: dict[str, tuple[str, str, _Pair]] = {}
     for index, keys in enumerate(mentions):
@@ -361,7 +353,6 @@ def _relations(
             if key not in pairs:
                 pairs[key] = (first, second, _Pair())
             pairs[key][2].sentences.append(index)
-    matcher = _matcher(names.variants)
     content = [_content_words(sentence, matcher) for sentence in sentences]
     relations = []
     for first, second, pair in pairs.values():

@@ -25,6 +25,25 @@ _BETWEEN = re.compile(r"(?:\s*\([^()]{0,40}\))?\s*(?:,\s*(?:(?:and|or)\s+)?|\s(?
 """What stands between two listed names: a comma, "and" or "or", after a parenthesis."""
 
 
+def listed_types(
+    sentences: Sequence[str],
+    matcher: re.Pattern[str],
+    variants: Mapping[str, str],
+    types: Mapping[str, str],
+    evidenced: Set[str],
+) -> dict[str, str]:
+    """The keys whose type the chunk's lists change, with that type (`list_types`);
+    `matcher` finds the chunk's names, `variants` maps each spelling to its key."""
+    if len(set(variants.values())) < MIN_LISTED:
+        return {}
+    runs = [
+        [variants[text] for text in run]
+        for sentence in sentences
+        for run in listed_runs(sentence, list(matcher.finditer(sentence)))
+    ]
+    return list_types(runs, types, evidenced)
+
+
 def listed_runs(sentence: str, matches: Sequence[re.Match[str]]) -> list[list[str]]:
     """The runs of matched names that the sentence lists, each of MIN_LISTED or more, as the
     texts of their matches."""
