@@ -22,6 +22,7 @@ from ragstream.indexer.stages.extract.nlp_model import (
     not_names,
 )
 from ragstream.indexer.stages.extract.nlp_possessive import possessive_names
+from ragstream.indexer.stages.extract.nlp_title_line import surnamed
 from ragstream.indexer.stages.extract.sentences import split_sentences
 
 CORPUS = demo_data.CORPUS
@@ -373,3 +374,30 @@ def test_the_model_types_a_name_the_rules_write_without_its_last_period() -> Non
         e.name: e.type for e in extract_offline("He won with B.S.C. in 1990.", tagger()).entities
     }
     assert initials.get("B.S.C") == "concept"
+
+
+def test_a_name_whose_surname_the_model_reads_as_a_person_is_a_person() -> None:
+    # The model tags "Brahms" alone here, so "Johannes Brahms" took no type from it.
+    text = (
+        'The "Slavonic Dances" were inspired by Johannes Brahms\'s own "Hungarian Dances" '
+        "and were orchestrated at the publisher's request."
+    )
+    assert model_types(text)["Johannes Brahms"] == "person"
+
+
+@pytest.mark.parametrize(
+    ("name", "voted", "person"),
+    [
+        ("Johannes Brahms", {"brahms": "person"}, True),
+        ("Johannes Brahms", {"brahms": "location"}, False),
+        ("Tang Dynasty", {"tang": "person"}, False),  # the first word types nothing
+        ("Master Rapper", {"rapper": "person"}, False),  # an everyday word
+        ("Baron Dacre", {"dacre": "person"}, False),  # a peerage
+        ("German Hessian", {"german": GROUP, "hessian": "person"}, False),
+        ("Satrapy of Armenia", {"armenia": "person"}, False),  # not shaped like a person's
+    ],
+)
+def test_only_a_person_shaped_name_takes_its_surname_s_type(
+    name: str, voted: dict[str, str], person: bool
+) -> None:
+    assert surnamed(name, voted) is person

@@ -51,6 +51,7 @@ from ragstream.indexer.stages.extract.nlp_model import (
     apply_votes,
     model_votes,
     not_names,
+    voted_types,
 )
 from ragstream.indexer.stages.extract.nlp_possessive import possessive_names
 from ragstream.indexer.stages.extract.nlp_spans import alias_pairs, non_overlapping, resolve_types
@@ -59,6 +60,7 @@ from ragstream.indexer.stages.extract.nlp_title_line import (
     DISAMBIGUATION,
     named_person,
     qualifier_type,
+    surnamed,
     title_event,
     title_line,
 )
@@ -138,8 +140,8 @@ def extract_offline(text: str, tagger: NameTagger | None = None) -> ExtractionRe
         spans = [t.name for t in tags if t.entity_type not in (NOT_A_NAME, GROUP, PERSON)]
         _adopt(names, possessive_names(spans, sentences))
     types = resolve_types(names.spelling, names.evidence, names.aliases)
+    votes = model_votes(tags or ())
     if tags is not None:
-        votes = model_votes(tags)
         dropped = not_names(
             names.spelling,
             names.evidence,
@@ -158,9 +160,12 @@ def extract_offline(text: str, tagger: NameTagger | None = None) -> ExtractionRe
     matcher = _matcher(names.variants)
     evidenced = {key for key, kinds in names.evidence.items() if kinds}
     types |= listed_types(sentences, matcher, names.variants, types, evidenced)
-    title = names.title or ""
-    if types.get(title) == CONCEPT and named_person(names.spelling[title], types):
-        types[title] = PERSON  # "Cecilia Jarlskog" over "Jarlskog obtained her doctorate"
+    voted = voted_types(votes)  # "Jarlskog" over "Cecilia Jarlskog"; "Johannes Brahms's own"
+    for key, spelling in names.spelling.items():
+        titled = key == names.title and named_person(spelling, types)
+        surname = CONCEPT not in names.evidence.get(key, ()) and surnamed(spelling, voted)
+        if types[key] == CONCEPT and (titled or surname):
+            types[key] = PERSON
     mentions = _scan(sentences, matcher, names)
     seen: dict[str, list[int]] = {}
     for index, keys in enumerate(mentions):

@@ -201,16 +201,23 @@ def group_phrase(spelling: str) -> bool:
     return bool(named) and all(w in GROUP_WORDS or _GROUP_WORD.fullmatch(w) for w in named)
 
 
+def voted_types(votes: Mapping[str, Counter[str]]) -> dict[str, str]:
+    """Per entity key, the type the model gives it most often, where it gives one; else
+    GROUP where it reads the key as a nationality, a religion or a party."""
+    voted = {key: GROUP for key, counts in votes.items() if GROUP in counts}
+    return voted | {key: kinds[0] for key, counts in votes.items() if (kinds := _ranked(counts))}
+
+
+def _ranked(counts: Counter[str]) -> list[str]:
+    """The project types among a key's votes, most frequent first (ties go to the earlier
+    type of TYPE_PRIORITY, so the result does not depend on order)."""
+    return sorted(
+        (t for t in counts if t not in (NOT_A_NAME, GROUP)),
+        key=lambda t: (-counts[t], TYPE_PRIORITY.index(t)),
+    )
+
+
 def apply_votes(types: Mapping[str, str], votes: Mapping[str, Counter[str]]) -> dict[str, str]:
-    """The rules' type where they found evidence; else the model's most frequent type (ties
-    go to the earlier type of TYPE_PRIORITY, so the result does not depend on order)."""
-    typed = dict(types)
-    for key, kind in types.items():
-        counts = votes.get(key, Counter())
-        ranked = sorted(
-            (t for t in counts if t not in (NOT_A_NAME, GROUP)),
-            key=lambda t: (-counts[t], TYPE_PRIORITY.index(t)),
-        )
-        if kind == CONCEPT and ranked:
-            typed[key] = ranked[0]
-    return typed
+    """The rules' type where they found evidence; else the model's most frequent type."""
+    voted = {key: kinds[0] for key, counts in votes.items() if (kinds := _ranked(counts))}
+    return {key: voted.get(key, kind) if kind == CONCEPT else kind for key, kind in types.items()}

@@ -28,11 +28,13 @@ from ragstream.indexer.stages.extract.nlp_lexicon import (
     EXTRA_STOPWORDS,
     LOCATION,
     NAME_PARTICLES,
+    NOBLE_TITLES,
     PERSON,
     ROYAL_TITLES,
     TITLE_AFTER,
     TITLES,
 )
+from ragstream.indexer.stages.extract.nlp_model import GROUP
 from ragstream.indexer.stages.extract.nlp_tokens import latin_tokens
 
 TITLE_WORDS = 12
@@ -163,6 +165,23 @@ def named_person(title: str, types: Mapping[str, str]) -> bool:
     else:
         return False
     return any(types.get(entity_key(word)) == PERSON for word in words)
+
+
+def surnamed(name: str, voted: Mapping[str, str]) -> bool:
+    """True when a name shaped like a person's ends in a word the model reads alone as a
+    person: "Johannes Brahms" in "inspired by Johannes Brahms's own", where the model tags
+    "Brahms". `voted`: the model's type per key (nlp_model.voted_types), GROUP for a
+    nationality. Not when its first word is a nationality ("German Hessian") or the rank of
+    a peerage ("Baron Dacre"), nor when its last word is an everyday one ("Master Rapper",
+    "African Media Barometer"); its first word alone does not type it ("Tang Dynasty")."""
+    tokens = latin_tokens(name)
+    if len(tokens) < 2 or any(t.possessive for t in tokens):
+        return False
+    first, last = tokens[0].text, tokens[-1].text
+    if everyday_word(first) or everyday_word(last) or voted.get(entity_key(first)) == GROUP:
+        return False
+    peerage = len(tokens) == 2 and first in NOBLE_TITLES
+    return not peerage and person_shaped(tokens) and voted.get(entity_key(last)) == PERSON
 
 
 @functools.cache
