@@ -100,6 +100,17 @@ def test_a_year_with_its_era_is_a_concept_not_a_product() -> None:
     assert types.get("53AD") == "concept" and types["AD 43"] == "concept"
 
 
+def test_a_road_by_its_number_is_a_place_not_a_product() -> None:
+    text = (
+        "The mound is at the junction of Georgia State Route 17 and U.S. Route 1, near"
+        " Interstate H-3 and the A4 Highway. The album Highway 61 Revisited came out in 1965."
+    )
+    types = model_types(text)
+    roads = ("Georgia State Route 17", "U.S. Route 1", "Interstate H-3", "A4 Highway")
+    assert {types[road] for road in roads} == {"location"}
+    assert types["Highway 61 Revisited"] == "product"
+
+
 def test_an_organization_or_a_gallery_is_one_by_its_last_word() -> None:
     text = (
         "Seattle has galleries, including Soil Art Gallery. They are on the World Health"

@@ -62,11 +62,22 @@ _ERA_YEAR = re.compile(r"(?:AD|BC|BCE|CE)\s?\d{1,4}|\d{1,4}\s?(?:AD|BC|BCE|CE)")
 name it, not a product for its digits."""
 
 
+_ROADS = "Route|Highway|Interstate|Motorway|Expressway|Freeway|Autobahn|Road"
+_NUMBERED_ROAD = re.compile(
+    rf"(?:\S+ )*(?:{_ROADS}) [A-Z]{{0,2}}-?\d{{1,4}}[A-Z]?|[A-Z]{{1,2}}-?\d{{1,4}} (?:{_ROADS})"
+)
+"""A road by its number: "West Virginia Route 16", "Interstate H-3", "A4 Highway": a place,
+not a product for its digits."""
+_SHAPES = ((_ERA_YEAR, lex.CONCEPT), (_NUMBERED_ROAD, lex.LOCATION))
+"""Whole names whose shape alone types them."""
+
+
 def intrinsic(tokens: list[Token]) -> set[str]:
     """Evidence from the name's own words: suffixes, prefixes, version numbers."""
     texts = [token.text for token in tokens]
-    if _ERA_YEAR.fullmatch(" ".join(texts)):
-        return {lex.CONCEPT}
+    whole = next((kind for shape, kind in _SHAPES if shape.fullmatch(" ".join(texts))), None)
+    if whole is not None:
+        return {whole}
     words = [t.text for t in tokens if t.kind in ("name", "letter")]
     inner = [i for i, text in enumerate(texts) if i and text in ("of", "for")]
     head = texts[inner[0] - 1] if inner else words[-1]

@@ -200,7 +200,7 @@ LOCATION_SUFFIXES = _words(
     Strait Gulf Valley County Province Street Road Avenue Harbour Harbor Port Canal Desert Cape
     Forest Park Region District City Airport Airfield Aerodrome Stadium Glacier Peak Creek Canyon
     Reef Falls Wilderness Volcano Plateau Lagoon Reservoir Archipelago Atoll Township Prefecture
-    Oblast Krai Governorate"""
+    Oblast Krai Governorate Highway Motorway Expressway Freeway Parkway Turnpike"""
 )
 LOCATION_PREFIXES = _words("Lake Mount Mt Cape Isle Fort Port")
 """Words that open a place's name of two words ("Mount Everest", "Cape Cod", "Lake Michigan");
