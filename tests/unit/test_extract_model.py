@@ -91,6 +91,25 @@ def test_a_place_is_a_place_by_its_kind_or_bearing_around_it() -> None:
     }
 
 
+def test_a_place_is_a_place_by_a_bearing_before_it_or_its_kind_after_it() -> None:
+    # The small model reads Rongbuk as an organization; the rules gave Zealand no type.
+    text = (
+        "He later settled in the small village of Rude in southern Zealand. Using a wing suit,"
+        " he glided down to the Rongbuk glacier more than 1,000 meters below."
+    )
+    types = model_types(text)
+    assert (types["Zealand"], types["Rongbuk"]) == ("location", "location")
+
+
+def test_an_adjective_before_a_place_s_kind_is_no_place() -> None:
+    text = (
+        "The road crossed the Iberian peninsula to the sea. El Paso is a Congressional"
+        " district of Texas."
+    )
+    types = model_types(text)
+    assert types.get("Iberian") != "location" and types.get("Congressional") != "location"
+
+
 def test_a_year_with_its_era_is_a_concept_not_a_product() -> None:
     text = (
         "Trajan was born on 18 September 53AD in Hispania Baetica. The invasion of AD 43 began"

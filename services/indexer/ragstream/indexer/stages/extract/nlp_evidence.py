@@ -6,8 +6,9 @@ Ltd", "Port of Bergen", "Suvorov Glacier"), an event's prefix or suffix, a versi
 product), an honour's head (a concept). Around it: a role or a speech verb before a
 person-shaped name, "who" or a role after it; an organization's role or verb after a name; a
 preposition of place before a name that ends its phrase, a place's kind or a bearing before
-it ("the town of Waterloo", "north of Uppsala"); a dateline or a bearing after it ("Bergen, 3
-May", "Stafford to the northwest").
+it ("the town of Waterloo", "north of Uppsala", "in southern Zealand"); a dateline, a bearing
+or a place's kind after it ("Bergen, 3 May", "Stafford to the northwest", "the Rongbuk
+glacier").
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from __future__ import annotations
 import re
 
 from ragstream.indexer.stages.extract import nlp_lexicon as lex
-from ragstream.indexer.stages.extract.nlp_junk import everyday_word
+from ragstream.indexer.stages.extract.nlp_junk import everyday_word, mostly_lowercase
+from ragstream.indexer.stages.extract.nlp_model import group_phrase
 from ragstream.indexer.stages.extract.nlp_tokens import YEAR, Token
 
 _WORD_BEFORE = re.compile(r"([A-Za-z][\w'’-]*)[ :]*$")
@@ -51,6 +53,18 @@ _PLACE_OF = re.compile(
     re.IGNORECASE,
 )
 """A place's kind or a bearing before a name: "in the town of Waterloo", "north of Uppsala"."""
+_BEARING_BEFORE = re.compile(
+    r"\b(?:in|across|throughout|of)\s+(?:the\s+)?(?:far\s+)?"
+    r"(?:(?:north|south)(?:-?(?:east|west))?ern|eastern|western|central)\s+$"
+)
+"""A bearing written before a name, after a preposition: "in southern Zealand", "across
+north-western Europe" (in lowercase: "Northern Ireland" is a name of its own)."""
+_KIND_AFTER = re.compile(
+    r"^\s+(?:glacier|river|valley|lake|mountains|peninsula|desert|basin|bay|gulf|strait"
+    r"|canyon|plateau|delta|coast|region|province|district|county|prefecture)\b"
+)
+"""A place's kind written after its name in lowercase: "the Rongbuk glacier", "the Kanto
+region"."""
 _BEARING_AFTER = re.compile(r"^,?\s+to the (?:north|south|east|west)(?:east|west)?\b")
 """A bearing after a name: "Stafford to the northwest, Sugar Land to the west"."""
 _CONTEXT_CHARS = 48
@@ -145,6 +159,11 @@ def context(tokens: list[Token], shaped: bool, titled: bool, sentence: str, afte
         evidence.add(lex.LOCATION)
     if not has_digit and _PLACE_OF.search(window):
         evidence.add(lex.LOCATION)
+    if not has_digit and (_KIND_AFTER.match(after) or _BEARING_BEFORE.search(window)):
+        name = " ".join(token.text for token in tokens)
+        # "the Iberian peninsula", "a Congressional district": an adjective names no place
+        if not group_phrase(name) and not mostly_lowercase(name):
+            evidence.add(lex.LOCATION)
     return evidence
 
 
