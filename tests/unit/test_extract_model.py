@@ -48,9 +48,11 @@ def types_in(document: str, with_model: bool) -> dict[str, str]:
 
 def test_the_model_types_what_the_rules_leave_as_concepts() -> None:
     rules, model = types_in("company-overview.md", False), types_in("company-overview.md", True)
+    assert rules[entity_key("Shanghai")] == "concept"
     for place in ("Scotland", "Norway", "China", "Shanghai"):
-        assert rules[entity_key(place)] == "concept"
         assert model[entity_key(place)] == "location"
+    for country in ("Scotland", "Norway", "China"):  # countries, whichever types the rest
+        assert rules[entity_key(country)] == "location"
     assert rules[entity_key("Skjervik Havbruk")] == "concept"
     assert model[entity_key("Skjervik Havbruk")] == "organization"
 
@@ -431,3 +433,24 @@ def test_only_a_person_shaped_name_takes_its_surname_s_type(
     name: str, voted: dict[str, str], person: bool
 ) -> None:
     assert surnamed(name, voted) is person
+
+
+def test_a_country_is_a_place_however_the_sentence_uses_it() -> None:
+    # "who" after a name makes it a person for the rules.
+    text = (
+        "Beverly Boys (born July 4, 1951) is a retired diver from Canada, who represented her"
+        " native country in three consecutive Summer Olympics. Semyon attempts to legitimize"
+        " his business with his wife Jordan (Reilly), who invests in a railway."
+    )
+    types = model_types(text)
+    assert types["Canada"] == "location"
+    assert types["Jordan"] == "person"  # a given name too
+
+
+def test_a_country_s_name_that_names_a_person_of_the_chunk_is_that_person() -> None:
+    text = (
+        "Michael Jordan joined the Bulls in 1984. Jordan scored 63 points against Boston."
+        " He later visited Uganda."
+    )
+    types = model_types(text)
+    assert (types["Jordan"], types["Uganda"]) == ("person", "location")

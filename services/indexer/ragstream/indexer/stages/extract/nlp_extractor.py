@@ -33,6 +33,7 @@ from ragstream.indexer.stages.extract.nlp_chinese import (
     han_words,
     repeated_nouns,
 )
+from ragstream.indexer.stages.extract.nlp_countries import country_types
 from ragstream.indexer.stages.extract.nlp_english import ChunkWords, latin_spans
 from ragstream.indexer.stages.extract.nlp_junk import junk_name, split_remnant
 from ragstream.indexer.stages.extract.nlp_lexicon import (
@@ -160,6 +161,7 @@ def extract_offline(text: str, tagger: NameTagger | None = None) -> ExtractionRe
     matcher = _matcher(names.variants)
     evidenced = {key for key, kinds in names.evidence.items() if kinds}
     types |= listed_types(sentences, matcher, names.variants, types, evidenced)
+    types |= country_types(names.spelling, types)
     voted = voted_types(votes)  # "Jarlskog" over "Cecilia Jarlskog"; "Johannes Brahms's own"
     for key, spelling in names.spelling.items():
         titled = key == names.title and named_person(spelling, types)

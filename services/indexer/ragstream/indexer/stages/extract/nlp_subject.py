@@ -17,6 +17,7 @@ from __future__ import annotations
 import itertools
 import re
 
+from ragstream.indexer.stages.extract.nlp_countries import regions
 from ragstream.indexer.stages.extract.nlp_lexicon import (
     EVENT,
     LOCATION,
@@ -24,7 +25,6 @@ from ragstream.indexer.stages.extract.nlp_lexicon import (
     PERSON,
     PRODUCT,
 )
-from ragstream.indexer.stages.extract.nlp_title_line import regions
 
 
 def _nouns(text: str) -> tuple[str, ...]:

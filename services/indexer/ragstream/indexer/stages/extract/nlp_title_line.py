@@ -13,13 +13,13 @@ Pure functions of the passage's sentences and the names found in them.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 from ragstream.common.text.analyzer import ENGLISH_STOPWORDS
 from ragstream.indexer.stages.extract.names import entity_key
+from ragstream.indexer.stages.extract.nlp_countries import regions
 from ragstream.indexer.stages.extract.nlp_evidence import named_of_place, person_shaped
 from ragstream.indexer.stages.extract.nlp_junk import everyday_word
 from ragstream.indexer.stages.extract.nlp_lexicon import (
@@ -182,17 +182,3 @@ def surnamed(name: str, voted: Mapping[str, str]) -> bool:
         return False
     peerage = len(tokens) == 2 and first in NOBLE_TITLES
     return not peerage and person_shaped(tokens) and voted.get(entity_key(last)) == PERSON
-
-
-@functools.cache
-def regions() -> frozenset[str]:
-    """English names of the countries and their regions (pycountry's ISO 3166 tables)."""
-    import pycountry  # its tables are read for the first title with a comma only
-
-    countries = {
-        name
-        for country in pycountry.countries
-        for name in (country.name, getattr(country, "common_name", None))
-        if name
-    }
-    return frozenset(countries | {region.name for region in pycountry.subdivisions})
