@@ -729,6 +729,15 @@ def test_a_royal_named_by_a_place_is_one_person_with_a_title_or_a_number() -> No
     assert not [name for name in types if "Consort" in name or "Smith of" in name]
 
 
+def test_a_rank_of_nobility_before_a_full_name_is_a_person_s() -> None:
+    types = offline_types(
+        "Kangra fort came under Maharaja Ranjeet Singh in 1809. Archduke Leopold Salvator"
+        " married Infanta Blanca. The Duke Energy Corporation is based in Charlotte."
+    )
+    assert types["Maharaja Ranjeet Singh"] == types["Archduke Leopold Salvator"] == "person"
+    assert types["Duke Energy Corporation"] == "organization"
+
+
 def test_one_word_of_the_one_word_is_one_name_unless_a_word_it_qualifies_follows() -> None:
     result = extract_offline(
         "Somerset obtained Tintern Abbey after the Dissolution of the Monasteries. He fought "

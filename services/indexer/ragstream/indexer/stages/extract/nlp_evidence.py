@@ -108,8 +108,11 @@ def intrinsic(tokens: list[Token]) -> set[str]:
         evidence.add(lex.EVENT)
     if any(char.isdigit() for text in texts if not YEAR.match(text) for char in text):
         evidence.add(lex.PRODUCT)
-    if texts[0] in lex.NOBLE_TITLES and named_of_place(tokens[1:]):
-        evidence.add(lex.PERSON)  # "Archduke Anton of Austria"
+    if texts[0] in lex.NOBLE_TITLES and (
+        named_of_place(tokens[1:])
+        or (len(tokens) > 2 and person_shaped(tokens[1:]) and not evidence)  # "Duke Energy Corp"
+    ):
+        evidence.add(lex.PERSON)  # "Archduke Anton of Austria", "Maharaja Ranjeet Singh"
     if len(tokens) == 4 and numbered(tokens[:2]) and named_of_place([tokens[0], *tokens[2:]]):
         evidence.add(lex.PERSON)  # "Engelbert I of Berg"
     # "Zayed bin Sultan", "Conall mac Comgaill"; not "Zayed bin Sultan Mosque"
