@@ -454,3 +454,14 @@ def test_a_country_s_name_that_names_a_person_of_the_chunk_is_that_person() -> N
     )
     types = model_types(text)
     assert (types["Jordan"], types["Uganda"]) == ("person", "location")
+
+
+def test_a_title_after_its_work_s_kind_is_a_product() -> None:
+    text = (
+        "She played Billy Beane's daughter in the 2011 film Moneyball, and starred in the"
+        " miniseries The Kennedys. The movie came out in 2017, in which film Sharib Hashmi is"
+        " the lead."
+    )
+    types = model_types(text)
+    assert (types["Moneyball"], types["Kennedys"]) == ("product", "product")
+    assert types["Sharib Hashmi"] == "person"

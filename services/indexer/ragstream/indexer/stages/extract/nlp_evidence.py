@@ -67,6 +67,14 @@ _KIND_AFTER = re.compile(
 region"."""
 _BEARING_AFTER = re.compile(r"^,?\s+to the (?:north|south|east|west)(?:east|west)?\b")
 """A bearing after a name: "Stafford to the northwest, Sugar Land to the west"."""
+_WORK_BEFORE = re.compile(
+    r"(?<!this )(?<!which )(?<!that )(?<!same )(?<!the first )\b(?:film|movie|novel|novella"
+    r"|album|song|sitcom|miniseries|series|opera|poem|painting|mixtape|documentary|EP"
+    r"|anthology|manga|anime|ballet|symphony|telenovela)\s+(?:The\s+)?$"
+)
+"""A work's kind written just before its title: "the 2011 film Moneyball", "the miniseries
+The Kennedys". Not "play", "single" or "musical", which are other words too, nor after
+"this" or "which" ("in which film Sharib Hashmi is the lead")."""
 _CONTEXT_CHARS = 48
 """How far before a name its cues are looked for ("written by ESIOS engineer")."""
 
@@ -158,6 +166,8 @@ def context(tokens: list[Token], shaped: bool, titled: bool, sentence: str, afte
     has_digit = any(char.isdigit() for token in tokens for char in token.text)
     if not has_digit and (before in lex.LOCATION_BEFORE and _ends_phrase(after)):
         evidence.add(lex.LOCATION)
+    if _WORK_BEFORE.search(window):
+        evidence.add(lex.PRODUCT)
     if DATELINE.match(after) or _BEARING_AFTER.match(after):
         evidence.add(lex.LOCATION)
     if not has_digit and _PLACE_OF.search(window):
