@@ -465,3 +465,14 @@ def test_a_title_after_its_work_s_kind_is_a_product() -> None:
     types = model_types(text)
     assert (types["Moneyball"], types["Kennedys"]) == ("product", "product")
     assert types["Sharib Hashmi"] == "person"
+
+
+def test_a_doctrine_or_a_law_is_a_concept_and_a_town_of_a_place() -> None:
+    text = (
+        "The universities, though still dominated by Scholasticism, read Aristotle. The"
+        " Endangered Species Act protects it. The peak lies south of the Town of Westcliffe"
+        " in Custer County."
+    )
+    types = model_types(text)
+    assert (types["Scholasticism"], types["Endangered Species Act"]) == ("concept", "concept")
+    assert types["Town of Westcliffe"] == "location"

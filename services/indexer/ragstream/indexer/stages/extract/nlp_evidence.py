@@ -90,7 +90,9 @@ _NUMBERED_ROAD = re.compile(
 )
 """A road by its number: "West Virginia Route 16", "Interstate H-3", "A4 Highway": a place,
 not a product for its digits."""
-_SHAPES = ((_ERA_YEAR, lex.CONCEPT), (_NUMBERED_ROAD, lex.LOCATION))
+_DOCTRINE = re.compile(r"[A-Z][a-z]+isms?")
+"""A doctrine or a movement: "Scholasticism", "Marxism"."""
+_SHAPES = ((_ERA_YEAR, lex.CONCEPT), (_NUMBERED_ROAD, lex.LOCATION), (_DOCTRINE, lex.CONCEPT))
 """Whole names whose shape alone types them."""
 
 
@@ -108,7 +110,12 @@ def intrinsic(tokens: list[Token]) -> set[str]:
         evidence.add(lex.CONCEPT)
     if head in lex.ORG_SUFFIXES or head in lex.MEDIA_SUFFIXES:
         evidence.add(lex.ORGANIZATION)
-    if head in lex.LOCATION_SUFFIXES or (len(words) == 2 and words[0] in lex.LOCATION_PREFIXES):
+    place_of = bool(inner) and head in lex.PLACE_OF_HEADS
+    if (
+        head in lex.LOCATION_SUFFIXES
+        or place_of
+        or (len(words) == 2 and words[0] in lex.LOCATION_PREFIXES)
+    ):
         evidence.add(lex.LOCATION)
     series = len(tokens) == 2 and texts[0] == "Series" and tokens[1].kind == "letter"
     prefixed = texts[0] in lex.EVENT_PREFIXES and len(tokens) > 1

@@ -192,9 +192,10 @@ EVENT_SUFFIXES = _words(
 EVENTS_ALONE = _words("Olympics Paralympics")
 """Event heads that name one event alone ("competed at the Olympics", "the 1936 Olympics"),
 unlike "the Conference" or "the War"."""
-AWARD_HEADS = _words("Award Awards Prize Prizes Medal Medals Trophy")
-"""An honour's name ("Academy Award for Best Actor", "Medal for Gallantry") is a concept,
-whatever the named-entity model reads in it (organization, work of art, law)."""
+AWARD_HEADS = _words("Award Awards Prize Prizes Medal Medals Trophy Act")
+"""An honour's name ("Academy Award for Best Actor", "Medal for Gallantry") or a law's
+("California Global Warming Solutions Act") is a concept, whatever the
+named-entity model reads in it (organization, work of art, law)."""
 LOCATION_SUFFIXES = _words(
     """Sea Ocean Island Islands Isle Fjord Bay River Lake Coast Mountain Mountains Peninsula
     Strait Gulf Valley County Province Street Road Avenue Harbour Harbor Port Canal Desert Cape
@@ -202,6 +203,9 @@ LOCATION_SUFFIXES = _words(
     Reef Falls Wilderness Volcano Plateau Lagoon Reservoir Archipelago Atoll Township Prefecture
     Oblast Krai Governorate Highway Motorway Expressway Freeway Parkway Turnpike"""
 )
+PLACE_OF_HEADS = _words("Town Village Borough Municipality")
+"""Words that make a place of the name after their "of" ("Town of Westcliffe"); last, they
+end a football club's name too ("Luton Town")."""
 LOCATION_PREFIXES = _words("Lake Mount Mt Cape Isle Fort Port")
 """Words that open a place's name of two words ("Mount Everest", "Cape Cod", "Lake Michigan");
 not "River", a given name too ("River Phoenix")."""
