@@ -476,3 +476,13 @@ def test_a_doctrine_or_a_law_is_a_concept_and_a_town_of_a_place() -> None:
     types = model_types(text)
     assert (types["Scholasticism"], types["Endangered Species Act"]) == ("concept", "concept")
     assert types["Town of Westcliffe"] == "location"
+
+
+def test_a_country_or_region_after_a_bearing_is_a_place() -> None:
+    text = (
+        "Northern Bulgaria averages 1 degree cooler than the south. Amphi is the flagship high"
+        " school of Amphitheater Public Schools of Tucson."
+    )
+    types = model_types(text)
+    assert types["Northern Bulgaria"] == "location"
+    assert types["Amphitheater Public Schools"] == "organization"

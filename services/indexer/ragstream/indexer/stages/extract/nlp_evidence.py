@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 
 from ragstream.indexer.stages.extract import nlp_lexicon as lex
+from ragstream.indexer.stages.extract.nlp_countries import regions
 from ragstream.indexer.stages.extract.nlp_junk import everyday_word, mostly_lowercase
 from ragstream.indexer.stages.extract.nlp_model import group_phrase
 from ragstream.indexer.stages.extract.nlp_tokens import YEAR, Token
@@ -92,14 +93,24 @@ _NUMBERED_ROAD = re.compile(
 not a product for its digits."""
 _DOCTRINE = re.compile(r"[A-Z][a-z]+isms?")
 """A doctrine or a movement: "Scholasticism", "Marxism"."""
+_BEARINGS = lex.DIRECTIONS | {"Northern", "Southern", "Eastern", "Western", "Central", "Upper"}
 _SHAPES = ((_ERA_YEAR, lex.CONCEPT), (_NUMBERED_ROAD, lex.LOCATION), (_DOCTRINE, lex.CONCEPT))
 """Whole names whose shape alone types them."""
+
+
+def _whole_name_type(texts: list[str]) -> str | None:
+    """The type a name's shape alone gives it (_SHAPES), or a bearing before a country's or
+    a region's name ("Northern Bulgaria", "South Wales", "Upper Austria")."""
+    kind = next((kind for shape, kind in _SHAPES if shape.fullmatch(" ".join(texts))), None)
+    if kind is None and texts[0] in _BEARINGS and " ".join(texts[1:]) in regions():
+        return lex.LOCATION
+    return kind
 
 
 def intrinsic(tokens: list[Token]) -> set[str]:
     """Evidence from the name's own words: suffixes, prefixes, version numbers."""
     texts = [token.text for token in tokens]
-    whole = next((kind for shape, kind in _SHAPES if shape.fullmatch(" ".join(texts))), None)
+    whole = _whole_name_type(texts)
     if whole is not None:
         return {whole}
     words = [t.text for t in tokens if t.kind in ("name", "letter")]

@@ -142,8 +142,8 @@ ORG_SUFFIXES = _words(
     """Inc Corp Corporation Co Company Ltd Limited LLC LLP PLC plc GmbH AG SA AS ASA AB NV BV Oy
     Group Holdings Partners Capital Ventures Invest Investments Fund Bank Foundation Trust
     Association Society Council Committee Commission Agency Authority Ministry Department
-    Institute University College Academy School Lab Labs Laboratory Laboratories Hospital Clinic
-    Polymers Chemicals Pharmaceuticals Therapeutics Biosciences Robotics Aquatics Dynamics
+    Institute University College Academy School Schools Lab Labs Laboratory Laboratories Hospital
+    Clinic Polymers Chemicals Pharmaceuticals Therapeutics Biosciences Robotics Aquatics Dynamics
     Aerospace Motors Airlines Airways Energy Electronics Semiconductors Networks Software Systems
     Technologies Solutions Industries Logistics Shipping Equipment Media Studios Press Insurance
     Securities Consulting Services Enterprises Federation Union Party Office Bureau Church Museum
