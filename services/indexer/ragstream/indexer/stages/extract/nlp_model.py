@@ -219,5 +219,5 @@ def _ranked(counts: Counter[str]) -> list[str]:
 
 def apply_votes(types: Mapping[str, str], votes: Mapping[str, Counter[str]]) -> dict[str, str]:
     """The rules' type where they found evidence; else the model's most frequent type."""
-    voted = {key: kinds[0] for key, counts in votes.items() if (kinds := _ranked(counts))}
+    voted = {key: kind for key, kind in voted_types(votes).items() if kind != GROUP}
     return {key: voted.get(key, kind) if kind == CONCEPT else kind for key, kind in types.items()}
